@@ -1,0 +1,358 @@
+// Edge verdicts for a fusion; see Checker.h.
+#include "checker/Checker.h"
+
+#include "checker/EdgeChecker.h"
+#include "checker/Selection.h"
+
+#include <algorithm>
+#include <regex>
+#include <set>
+
+namespace shardcheck {
+
+namespace {
+
+bool isSetLike(OpKind k) {
+  return k == OpKind::Set || k == OpKind::SegmenterSet || k == OpKind::LoadStore ||
+         k == OpKind::Communication;
+}
+
+/// Whether every device that holds consumer elements holds all of the
+/// producer: then no op, whatever its semantics, needs communication.
+bool producerFullyHeld(const Fusion &f, const FusionEdge &edge,
+                       const std::vector<int64_t> &universe) {
+  const TensorView &p = f.tensor(edge.producer), &c = f.tensor(edge.consumer);
+  for (IdNum id : p.loop) {
+    const IterDomain &d = f.id(id);
+    if (d.isDeviceParallel() && !d.isBroadcast() && !d.isReduction())
+      return false;
+  }
+  if (!p.mesh)
+    return true;
+  const auto &needers = c.mesh ? c.mesh->devices() : universe;
+  return std::all_of(needers.begin(), needers.end(),
+                     [&](int64_t d) { return p.mesh->contains(d); });
+}
+
+std::string compilerSource(const Expr &e) {
+  if (e.communication)
+    return "host IR Communication " + std::to_string(e.communication->number);
+  return std::string("nvFuser's lowering of a resharding ") +
+         (e.kind == OpKind::Set ? "Set" : "reduction");
+}
+
+Lowering noLowering(CommKind k) { return Lowering{k, {}, false}; }
+
+/// Replaces whole-word tensor names in a message.
+std::string renameTensors(std::string text, const std::map<std::string, std::string> &renames) {
+  // Two phases so that T1 -> T2 and T2 -> T1 do not interfere.
+  size_t i = 0;
+  std::map<std::string, std::string> placeholders;
+  for (const auto &[from, to] : renames) {
+    std::string ph = "\x01" + std::to_string(i++) + "\x01";
+    text = std::regex_replace(text, std::regex("\\b" + from + "\\b"), ph);
+    placeholders[ph] = to;
+  }
+  for (const auto &[ph, to] : placeholders) {
+    size_t pos;
+    while ((pos = text.find(ph)) != std::string::npos)
+      text.replace(pos, ph.size(), to);
+  }
+  return text;
+}
+
+void renameVerdict(EdgeVerdict &v, const std::map<std::string, std::string> &renames) {
+  auto fix = [&](std::optional<Counterexample> &c) {
+    if (c)
+      c->message = renameTensors(c->message, renames);
+  };
+  fix(v.counterexample);
+  v.reason = renameTensors(v.reason, renames);
+  if (v.compiler) {
+    fix(v.compiler->counterexample);
+    v.compiler->reason = renameTensors(v.compiler->reason, renames);
+  }
+}
+
+/// Canonical naming of IDs and symbols while building an edge key.
+class KeyBuilder {
+public:
+  explicit KeyBuilder(const Fusion &f) : f_(f) {}
+
+  std::string tensor(const TensorView &tv) {
+    std::string s = tv.mesh ? tv.mesh->str() : "nomesh";
+    for (const auto *dom : {&tv.root, &tv.logical, &tv.allocation, &tv.loop}) {
+      s += "|";
+      for (IdNum id : *dom)
+        s += idKey(id) + ",";
+    }
+    // The transforms among this tensor's IDs, in fusion order.
+    std::set<IdNum> ids;
+    for (const auto *dom : {&tv.root, &tv.logical, &tv.allocation, &tv.loop})
+      ids.insert(dom->begin(), dom->end());
+    bool grew = true;
+    std::set<size_t> used;
+    while (grew) {
+      grew = false;
+      for (size_t i = 0; i < f_.transforms.size(); ++i) {
+        const auto &t = f_.transforms[i];
+        bool touches = false;
+        for (IdNum x : t.inputs)
+          touches = touches || ids.count(x);
+        for (IdNum x : t.outputs)
+          touches = touches || ids.count(x);
+        if (!touches || used.count(i))
+          continue;
+        used.insert(i);
+        ids.insert(t.inputs.begin(), t.inputs.end());
+        ids.insert(t.outputs.begin(), t.outputs.end());
+        grew = true;
+      }
+    }
+    for (size_t i : used) {
+      const auto &t = f_.transforms[i];
+      s += std::string("|") + transformKindName(t.kind) + (t.innerSplit ? "i" : "o") + "(" +
+           extent(t.factor) + ":";
+      for (IdNum x : t.inputs)
+        s += idKey(x) + ",";
+      s += "->";
+      for (IdNum x : t.outputs)
+        s += idKey(x) + ",";
+      s += ")";
+    }
+    return s;
+  }
+
+  std::string idKey(IdNum id) {
+    auto it = ids_.find(id);
+    if (it != ids_.end())
+      return it->second;
+    const IterDomain &d = f_.id(id);
+    std::string k = std::to_string(ids_.size()) + iterTypeLetter(d.iterType) +
+                    (d.isDeviceParallel() ? parallelTypeShortName(d.parallel) : "") + "{" +
+                    extent(d.extent) + "}";
+    ids_[id] = "#" + std::to_string(ids_.size());
+    return k;
+  }
+
+  std::string extent(const Extent &e) {
+    switch (e.kind()) {
+    case Extent::Kind::Constant:
+      return e.str();
+    case Extent::Kind::Symbol: {
+      auto [it, fresh] = symbols_.emplace(e.symbolName(), "s" + std::to_string(symbols_.size()));
+      return it->second;
+    }
+    default:
+      return "(" + extent(e.lhs()) + std::to_string(static_cast<int>(e.kind())) +
+             extent(e.rhs()) + ")";
+    }
+  }
+
+private:
+  const Fusion &f_;
+  std::map<IdNum, std::string> ids_;
+  std::map<std::string, std::string> symbols_;
+};
+
+} // namespace
+
+std::string canonicalEdgeKey(const Fusion &fusion, const FusionEdge &edge) {
+  KeyBuilder kb(fusion);
+  const Expr &e = fusion.exprs[edge.expr];
+  std::string key = std::string(opKindName(e.kind)) + "/" + std::to_string(edge.operandIndex) +
+                    "\nP:" + kb.tensor(fusion.tensor(edge.producer)) +
+                    "\nC:" + kb.tensor(fusion.tensor(edge.consumer)) + "\nmap:";
+  for (size_t i = 0; i < edge.map.consumerIds.size(); ++i)
+    key += kb.idKey(edge.map.consumerIds[i]) + "=" +
+           (edge.map.producerIds[i] ? kb.idKey(*edge.map.producerIds[i]) : "-") + ",";
+  if (edge.map.unsupported)
+    key += "\nunsupported:" + *edge.map.unsupported;
+  if (e.communication)
+    key += "\ncomm:" + std::string(collectiveTypeName(e.communication->type));
+  return key;
+}
+
+Checker::Checker(CheckOptions options) : options_(std::move(options)) {}
+
+std::optional<CompilerVerdict> Checker::compilerChoice(const Fusion &fusion,
+                                                       const FusionEdge &edge) {
+  const Expr &e = fusion.exprs[edge.expr];
+  CompilerVerdict cv;
+  cv.loc = e.loc;
+  if (e.kind == OpKind::Communication && e.communication) {
+    cv.lowering = loweringOfCommunication(fusion, e);
+    cv.source = compilerSource(e);
+    return cv;
+  }
+  bool lowerable = e.kind == OpKind::Set || e.kind == OpKind::Reduction;
+  if (!lowerable || edge.map.unsupported || !isSyntacticallyResharding(fusion, edge))
+    return std::nullopt;
+  Selection s = selectLowering(fusion, edge, SelectionReading::NvFuser);
+  if (s.lowering.kind == CommKind::Unsupported || s.lowering.kind == CommKind::None)
+    return std::nullopt;
+  cv.lowering = s.lowering;
+  cv.source = compilerSource(e);
+  return cv;
+}
+
+EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
+                               const std::vector<int64_t> &universe) {
+  EdgeVerdict v;
+  const Expr &expr = fusion.exprs[edge.expr];
+  v.producer = edge.producer;
+  v.consumer = edge.consumer;
+  v.expr = edge.expr;
+  v.exprName = expr.op;
+  v.loc = expr.loc;
+
+  smt::SolverOptions so;
+  so.timeoutMs = options_.timeoutMs;
+  so.smtDumpDir = options_.smtDumpDir;
+  smt::Context ctx(so, &queryCache_, &stats_.solver);
+  EdgeChecker ec(fusion, edge, ctx, universe);
+
+  Outcome local = ec.checkLocal();
+  if (local.kind == Outcome::Kind::Unsupported && producerFullyHeld(fusion, edge, universe))
+    local = Outcome::proved(); // Every consumer device holds all of the producer.
+
+  switch (local.kind) {
+  case Outcome::Kind::Proved: {
+    v.lowering = noLowering(CommKind::None);
+    v.status = Status::Proved;
+    if (isSetLike(expr.kind) && isSyntacticallyResharding(fusion, edge) &&
+        ec.checkLowering(noLowering(CommKind::Alias)).kind == Outcome::Kind::Proved)
+      v.lowering = noLowering(CommKind::Alias);
+    break;
+  }
+  case Outcome::Kind::Unknown:
+    v.lowering = noLowering(CommKind::None);
+    v.status = Status::Unknown;
+    v.reason = local.reason;
+    break;
+  case Outcome::Kind::Unsupported:
+    v.lowering = noLowering(CommKind::Unsupported);
+    v.status = Status::Unknown;
+    v.reason = local.reason;
+    break;
+  case Outcome::Kind::Refuted: {
+    v.counterexample = local.counterexample;
+    Selection s = selectLowering(fusion, edge, SelectionReading::Semantic);
+    if (s.lowering.kind == CommKind::Unsupported || s.lowering.kind == CommKind::None) {
+      v.lowering = noLowering(CommKind::Unsupported);
+      v.status = Status::Refuted;
+      v.reason = s.lowering.kind == CommKind::None
+                     ? "communication is needed but nvFuser's rules propose none"
+                     : s.reason;
+      v.steps = s.steps;
+      break;
+    }
+    Outcome o = ec.checkLowering(s.lowering);
+    if (o.kind == Outcome::Kind::Refuted && s.lowering.kind == CommKind::Allgather) {
+      Lowering permuted = s.lowering;
+      permuted.localPermute = true;
+      Outcome p = ec.checkLowering(permuted);
+      if (p.kind == Outcome::Kind::Proved) {
+        s.lowering = permuted;
+        o = p;
+      }
+    }
+    if (o.kind == Outcome::Kind::Proved) {
+      v.lowering = s.lowering;
+      v.status = Status::Proved;
+    } else if (o.kind == Outcome::Kind::Refuted) {
+      v.lowering = noLowering(CommKind::Unsupported);
+      v.status = Status::Refuted;
+      v.counterexample = o.counterexample;
+      v.reason = "the candidate " + s.lowering.str() + " is refuted";
+    } else if (o.kind == Outcome::Kind::Unsupported) {
+      v.lowering = noLowering(CommKind::Unsupported);
+      v.status = Status::Unknown;
+      v.reason = "the candidate " + s.lowering.str() + " cannot be checked: " + o.reason;
+    } else {
+      v.lowering = s.lowering;
+      v.status = Status::Unknown;
+      v.reason = o.reason;
+    }
+    break;
+  }
+  }
+
+  if (auto cv = compilerChoice(fusion, edge)) {
+    Outcome o = ec.checkLowering(cv->lowering);
+    switch (o.kind) {
+    case Outcome::Kind::Proved:
+      cv->status = Status::Proved;
+      cv->unnecessary = local.kind == Outcome::Kind::Proved;
+      break;
+    case Outcome::Kind::Refuted:
+      cv->status = Status::Refuted;
+      cv->counterexample = o.counterexample;
+      break;
+    default:
+      cv->status = Status::Unknown;
+      cv->reason = o.reason;
+      break;
+    }
+    v.compiler = std::move(cv);
+  }
+  v.assumptions = ec.assumptions();
+  return v;
+}
+
+std::vector<EdgeVerdict> Checker::checkFusion(const Fusion &fusion, const FusionGraph &graph) {
+  std::set<int64_t> devices;
+  for (const auto &[n, tv] : fusion.tensors)
+    if (tv.mesh)
+      devices.insert(tv.mesh->devices().begin(), tv.mesh->devices().end());
+  std::vector<int64_t> universe(devices.begin(), devices.end());
+  if (options_.devices > 0)
+    for (int64_t d = 0; d < options_.devices; ++d)
+      if (!devices.count(d))
+        universe.push_back(d);
+  if (universe.empty())
+    universe.push_back(0);
+  std::sort(universe.begin(), universe.end());
+  std::string universeKey;
+  for (int64_t d : universe)
+    universeKey += std::to_string(d) + ",";
+
+  std::vector<EdgeVerdict> verdicts;
+  for (const auto &edge : graph.edges()) {
+    ++stats_.edges;
+    std::string key;
+    if (options_.useEdgeCache) {
+      key = universeKey + "\n" + canonicalEdgeKey(fusion, edge);
+      auto it = edgeCache_.find(key);
+      // Verdicts whose reasons name IterDomains are recomputed: only tensor
+      // names can be renamed safely.
+      if (it != edgeCache_.end() && it->second.reason.empty() &&
+          (!it->second.compiler || it->second.compiler->reason.empty())) {
+        ++stats_.edgeCacheHits;
+        EdgeVerdict v = it->second;
+        renameVerdict(v, {{"T" + std::to_string(v.producer), fusion.tensor(edge.producer).name()},
+                          {"T" + std::to_string(v.consumer), fusion.tensor(edge.consumer).name()}});
+        const Expr &expr = fusion.exprs[edge.expr];
+        v.producer = edge.producer;
+        v.consumer = edge.consumer;
+        v.expr = edge.expr;
+        v.exprName = expr.op;
+        v.loc = expr.loc;
+        if (v.compiler) {
+          v.compiler->loc = expr.loc;
+          v.compiler->source = compilerSource(expr);
+        }
+        v.fromCache = true;
+        verdicts.push_back(std::move(v));
+        continue;
+      }
+    }
+    EdgeVerdict v = checkEdge(fusion, edge, universe);
+    if (options_.useEdgeCache)
+      edgeCache_[key] = v;
+    verdicts.push_back(std::move(v));
+  }
+  return verdicts;
+}
+
+} // namespace shardcheck

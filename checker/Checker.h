@@ -1,0 +1,100 @@
+// The checker: a verdict for every producer -> consumer edge of a fusion.
+//
+// For each edge it proves whether communication is needed (EdgeChecker's
+// `edge-local`), and if so proposes a lowering by nvFuser's rules
+// (Selection.h) and proves it, falling back to a local-permute composite for
+// Allgather. Where the dump carries the compiler's own choice (a host IR
+// Communication, or a resharding Set or reduction nvFuser would lower), that
+// choice is confirmed or refuted against the same semantics.
+//
+// Structurally identical edges (same shardings up to renaming) are decided
+// once: verdicts are cached by a canonical key of the edge's structure, and
+// below that, SMT answers by canonical query text.
+//
+// Unknown is never reported as proved, and no verdict rests on an unknown.
+#pragma once
+
+#include "checker/Lowering.h"
+#include "checker/smt/Smt.h"
+#include "ir/FusionGraph.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardcheck {
+
+struct CheckOptions {
+  unsigned timeoutMs = 10000;
+  std::string smtDumpDir; ///< Write every query as SMT-LIB2 here.
+  bool useEdgeCache = true;
+  /// `--devices N`: devices 0..N-1 join the devices of a tensor without a
+  /// mesh (by default: every device of every mesh of the fusion).
+  int64_t devices = 0;
+};
+
+/// The compiler's own choice for an edge and its verdict.
+struct CompilerVerdict {
+  Lowering lowering;
+  /// Proved = confirmed.
+  Status status = Status::Unknown;
+  std::optional<Counterexample> counterexample;
+  std::string reason;
+  /// Correct but not needed: the edge needs no communication.
+  bool unnecessary = false;
+  /// "host IR Communication 3" or "nvFuser's lowering of a resharding Set".
+  std::string source;
+  SourceLoc loc;
+};
+
+struct EdgeVerdict {
+  TensorNum producer = 0;
+  TensorNum consumer = 0;
+  size_t expr = 0;
+  std::string exprName; ///< Op spelling, e.g. `Set`, `reduction`.
+  SourceLoc loc;
+  Lowering lowering;     ///< kind Unsupported when no single collective does it.
+  Status status = Status::Unknown;
+  /// For needed communication: why (a device lacking an element). For a
+  /// refuted or unsupported edge: the failure.
+  std::optional<Counterexample> counterexample;
+  std::string reason;                  ///< For unknown / unsupported.
+  std::vector<Lowering> steps;         ///< A proposed two-step decomposition.
+  std::vector<std::string> assumptions;///< Sizes the proof covers, e.g. `i0 % 2 == 0`.
+  std::optional<CompilerVerdict> compiler;
+  bool fromCache = false;
+};
+
+struct CheckStats {
+  uint64_t edges = 0;
+  uint64_t edgeCacheHits = 0;
+  smt::SolverStats solver;
+};
+
+class Checker {
+public:
+  explicit Checker(CheckOptions options);
+
+  /// Verdicts for every edge of `graph`, in graph edge order.
+  std::vector<EdgeVerdict> checkFusion(const Fusion &fusion, const FusionGraph &graph);
+
+  const CheckStats &stats() const { return stats_; }
+
+private:
+  EdgeVerdict checkEdge(const Fusion &fusion, const FusionEdge &edge,
+                        const std::vector<int64_t> &universe);
+  std::optional<CompilerVerdict> compilerChoice(const Fusion &fusion, const FusionEdge &edge);
+
+  CheckOptions options_;
+  smt::QueryCache queryCache_;
+  std::map<std::string, EdgeVerdict> edgeCache_;
+  CheckStats stats_;
+};
+
+/// The canonical key of an edge's structure (tensors and IDs renumbered,
+/// symbols renamed in order of appearance). Exposed for tests.
+std::string canonicalEdgeKey(const Fusion &fusion, const FusionEdge &edge);
+
+} // namespace shardcheck

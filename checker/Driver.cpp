@@ -1,0 +1,463 @@
+// The check-sharding driver; see Driver.h.
+#include "checker/Driver.h"
+
+#include "checker/Checker.h"
+#include "ir/FusionGraph.h"
+#include "ir/Lints.h"
+#include "ir/reader/DumpReader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+namespace shardcheck {
+
+namespace {
+
+constexpr const char *kUsage = R"(usage: check-sharding [options] FILE...
+
+Reads nvFuser dumps (or shardcheck JSON IR) and, for every producer -> consumer
+edge, proves whether communication is needed and which collective moves exactly
+the right data, or prints a counterexample. Confirms or refutes the compiler's
+own choices (host IR Communications, resharding Sets).
+
+options:
+  --format text|json   output style (default: text)
+  --timeout-ms N       per-query solver time limit (default: 10000)
+  --devices N          devices 0..N-1 hold tensors that have no mesh
+  --smt-dump DIR       write every SMT query as SMT-LIB2 into DIR
+  --no-cache           decide every edge anew (no structural edge cache)
+  --quiet              print only errors, warnings and the summary
+  --help               this text
+  --version            the version
+
+exit status: 0 all proved and no error diagnostics; 1 findings (refuted
+compiler choices, error lints, unsupported reshardings); 2 unreadable input or
+bad usage; 3 something unknown and nothing refuted.
+)";
+
+constexpr const char *kVersion = "0.1.0";
+
+struct Options {
+  bool json = false;
+  bool quiet = false;
+  CheckOptions check;
+  std::vector<std::string> files;
+};
+
+/// Parses an integer flag value; nullopt when malformed.
+std::optional<int64_t> parseCount(const std::string &s) {
+  if (s.empty() || s.size() > 9)
+    return std::nullopt;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9')
+      return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+/// Returns an exit status when parsing ends the run (help, bad usage).
+std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, std::ostream &out,
+                             std::ostream &err) {
+  auto bad = [&](const std::string &msg) {
+    err << "check-sharding: error: " << msg << "\n(run check-sharding --help for usage)\n";
+    return 2;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= args.size())
+        return std::nullopt;
+      return args[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      out << kUsage;
+      return 0;
+    }
+    if (a == "--version") {
+      out << "check-sharding " << kVersion << "\n";
+      return 0;
+    }
+    if (a == "--quiet") {
+      o.quiet = true;
+    } else if (a == "--no-cache") {
+      o.check.useEdgeCache = false;
+    } else if (a == "--format") {
+      auto v = value();
+      if (!v || (*v != "text" && *v != "json"))
+        return bad("--format takes 'text' or 'json'");
+      o.json = *v == "json";
+    } else if (a == "--timeout-ms") {
+      auto v = value();
+      auto n = v ? parseCount(*v) : std::nullopt;
+      if (!n || *n == 0)
+        return bad("--timeout-ms takes a positive number of milliseconds");
+      o.check.timeoutMs = static_cast<unsigned>(*n);
+    } else if (a == "--devices") {
+      auto v = value();
+      auto n = v ? parseCount(*v) : std::nullopt;
+      if (!n || *n == 0 || *n > 65536)
+        return bad("--devices takes a device count between 1 and 65536");
+      o.check.devices = *n;
+    } else if (a == "--smt-dump") {
+      auto v = value();
+      if (!v || v->empty())
+        return bad("--smt-dump takes a directory");
+      o.check.smtDumpDir = *v;
+    } else if (a.size() > 1 && a[0] == '-') {
+      return bad("unknown option '" + a + "'");
+    } else {
+      o.files.push_back(a);
+    }
+  }
+  if (o.files.empty())
+    return bad("no input files");
+  return std::nullopt;
+}
+
+struct FileResult {
+  std::string file;
+  DiagnosticEngine diags;
+  std::vector<std::pair<size_t, EdgeVerdict>> edges; ///< (fusion index, verdict)
+  bool unreadable = false;
+};
+
+struct Summary {
+  size_t files = 0, fusions = 0, edges = 0;
+  size_t proved = 0, refuted = 0, unknown = 0, unsupported = 0;
+  size_t none = 0, alias = 0, collectives = 0;
+  size_t compilerConfirmed = 0, compilerRefuted = 0, compilerUnknown = 0, unnecessary = 0;
+  size_t lintErrors = 0, lintWarnings = 0, unreadable = 0;
+  std::set<std::string> assumptions;
+};
+
+std::string edgeName(const EdgeVerdict &v) {
+  return "T" + std::to_string(v.producer) + " -> T" + std::to_string(v.consumer);
+}
+
+/// Adds one edge verdict (and the compiler's) as diagnostics.
+void reportEdge(const EdgeVerdict &v, DiagnosticEngine &diags) {
+  std::string head = edgeName(v) + " (" + v.exprName + "): ";
+  Diagnostic d;
+  d.loc = v.loc;
+  d.code = "edge";
+  if (v.lowering.kind == CommKind::Unsupported) {
+    d.severity = v.status == Status::Unknown ? Severity::Warning : Severity::Error;
+    d.code = "unsupported-resharding";
+    d.message = head + "unsupported: " + v.reason;
+  } else if (v.status == Status::Unknown) {
+    d.severity = Severity::Warning;
+    d.code = "unknown";
+    d.message = head + v.lowering.str() + " unknown: " + v.reason;
+  } else {
+    d.severity = Severity::Note;
+    d.message = head + v.lowering.str() + " " + statusName(v.status);
+  }
+  if (v.counterexample && v.lowering.kind != CommKind::None)
+    d.addNote((v.status == Status::Proved ? "communication is needed: " : "counterexample: ") +
+                  v.counterexample->message,
+              v.loc);
+  for (const auto &step : v.steps)
+    d.addNote("a possible step: " + step.str() + " (not yet proved)", v.loc);
+  if (!v.assumptions.empty() && v.status == Status::Proved) {
+    std::string a;
+    for (const auto &s : v.assumptions)
+      a += (a.empty() ? "" : ", ") + s;
+    d.addNote("proved for all sizes with " + a, v.loc);
+  }
+  diags.add(std::move(d));
+
+  if (!v.compiler)
+    return;
+  const CompilerVerdict &c = *v.compiler;
+  Diagnostic cd;
+  cd.loc = c.loc;
+  std::string what = edgeName(v) + ": " + c.source + ", " + c.lowering.str() + ", is ";
+  if (c.status == Status::Proved && c.unnecessary) {
+    cd.severity = Severity::Warning;
+    cd.code = "unnecessary-communication";
+    cd.message = what + "confirmed but unnecessary: the edge needs no communication";
+  } else if (c.status == Status::Proved) {
+    cd.severity = Severity::Note;
+    cd.code = "compiler-confirmed";
+    cd.message = what + "confirmed";
+  } else if (c.status == Status::Refuted) {
+    cd.severity = Severity::Error;
+    cd.code = "compiler-refuted";
+    cd.message = what + "refuted";
+    if (c.counterexample)
+      cd.addNote("counterexample: " + c.counterexample->message, c.loc);
+  } else {
+    cd.severity = Severity::Warning;
+    cd.code = "compiler-unknown";
+    cd.message = what + "unknown: " + c.reason;
+  }
+  diags.add(std::move(cd));
+}
+
+void tally(const EdgeVerdict &v, Summary &s) {
+  ++s.edges;
+  if (v.lowering.kind == CommKind::Unsupported)
+    ++s.unsupported;
+  else if (v.status == Status::Proved)
+    ++s.proved;
+  else if (v.status == Status::Refuted)
+    ++s.refuted;
+  else
+    ++s.unknown;
+  if (v.status == Status::Proved) {
+    if (v.lowering.kind == CommKind::None)
+      ++s.none;
+    else if (v.lowering.kind == CommKind::Alias)
+      ++s.alias;
+    else if (v.lowering.kind != CommKind::Unsupported)
+      ++s.collectives;
+    s.assumptions.insert(v.assumptions.begin(), v.assumptions.end());
+  }
+  if (v.compiler) {
+    if (v.compiler->status == Status::Proved)
+      ++s.compilerConfirmed;
+    else if (v.compiler->status == Status::Refuted)
+      ++s.compilerRefuted;
+    else
+      ++s.compilerUnknown;
+    s.unnecessary += v.compiler->unnecessary;
+  }
+}
+
+FileResult checkFile(const std::string &path, Checker &checker, Summary &summary) {
+  FileResult r;
+  r.file = path;
+  Document doc;
+  try {
+    doc = readDocumentFile(path);
+  } catch (const InputError &e) {
+    r.diags.add(e.diagnostic());
+    r.unreadable = true;
+    return r;
+  }
+  for (size_t fi = 0; fi < doc.fusions.size(); ++fi) {
+    const Fusion &fusion = doc.fusions[fi];
+    ++summary.fusions;
+    lintFusion(fusion, r.diags);
+    DiagnosticEngine graphDiags;
+    auto graph = FusionGraph::build(fusion, graphDiags);
+    for (const auto &d : graphDiags.diagnostics())
+      r.diags.add(d);
+    if (!graph) {
+      r.unreadable = true;
+      continue;
+    }
+    for (auto &v : checker.checkFusion(fusion, *graph)) {
+      reportEdge(v, r.diags);
+      tally(v, summary);
+      r.edges.emplace_back(fi, std::move(v));
+    }
+  }
+  return r;
+}
+
+nlohmann::json counterexampleJson(const std::optional<Counterexample> &c) {
+  if (!c)
+    return nullptr;
+  nlohmann::json j;
+  j["message"] = c->message;
+  j["bindings"] = c->bindings;
+  if (c->device >= 0)
+    j["device"] = c->device;
+  if (!c->consumerIndex.empty())
+    j["consumer_index"] = c->consumerIndex;
+  if (!c->producerIndex.empty())
+    j["producer_index"] = c->producerIndex;
+  j["holders"] = c->holders;
+  if (c->offset)
+    j["offset"] = *c->offset;
+  return j;
+}
+
+nlohmann::json loweringJson(const Lowering &l) {
+  nlohmann::json teams = nlohmann::json::array();
+  for (const auto &t : l.teams) {
+    nlohmann::json jt;
+    jt["devices"] = t.devices;
+    if (t.root)
+      jt["root"] = *t.root;
+    if (!t.pairs.empty())
+      jt["pairs"] = t.pairs;
+    teams.push_back(jt);
+  }
+  return {{"text", l.str()}, {"local_permute", l.localPermute}, {"teams", teams}};
+}
+
+nlohmann::json edgeJson(size_t fusion, const EdgeVerdict &v) {
+  nlohmann::json j;
+  j["fusion"] = fusion;
+  j["producer"] = "T" + std::to_string(v.producer);
+  j["consumer"] = "T" + std::to_string(v.consumer);
+  j["expr"] = v.exprName;
+  j["line"] = v.loc.line;
+  j["column"] = v.loc.column;
+  j["communication"] = commKindName(v.lowering.kind);
+  j["status"] = statusName(v.status);
+  j["lowering"] = loweringJson(v.lowering);
+  j["counterexample"] = counterexampleJson(v.counterexample);
+  j["reason"] = v.reason;
+  j["assumptions"] = v.assumptions;
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto &s : v.steps)
+    steps.push_back(loweringJson(s));
+  j["steps"] = steps;
+  if (v.compiler) {
+    const auto &c = *v.compiler;
+    const char *status = c.status == Status::Proved    ? "confirmed"
+                         : c.status == Status::Refuted ? "refuted"
+                                                       : "unknown";
+    j["compiler"] = {{"communication", commKindName(c.lowering.kind)},
+                     {"status", status},
+                     {"source", c.source},
+                     {"lowering", loweringJson(c.lowering)},
+                     {"unnecessary", c.unnecessary},
+                     {"counterexample", counterexampleJson(c.counterexample)},
+                     {"reason", c.reason}};
+  } else {
+    j["compiler"] = nullptr;
+  }
+  return j;
+}
+
+nlohmann::json diagnosticJson(const Diagnostic &d) {
+  nlohmann::json notes = nlohmann::json::array();
+  for (const auto &n : d.notes)
+    notes.push_back(diagnosticJson(n));
+  return {{"severity", severityName(d.severity)},
+          {"code", d.code},
+          {"message", d.message},
+          {"line", d.loc.line},
+          {"column", d.loc.column},
+          {"notes", notes}};
+}
+
+nlohmann::json summaryJson(const Summary &s, const CheckStats &stats) {
+  return {{"files", s.files},
+          {"fusions", s.fusions},
+          {"edges", s.edges},
+          {"proved", s.proved},
+          {"refuted", s.refuted},
+          {"unknown", s.unknown},
+          {"unsupported", s.unsupported},
+          {"none", s.none},
+          {"alias", s.alias},
+          {"collectives", s.collectives},
+          {"compiler_confirmed", s.compilerConfirmed},
+          {"compiler_refuted", s.compilerRefuted},
+          {"compiler_unknown", s.compilerUnknown},
+          {"unnecessary_communication", s.unnecessary},
+          {"lint_errors", s.lintErrors},
+          {"lint_warnings", s.lintWarnings},
+          {"unreadable_files", s.unreadable},
+          {"assumptions", s.assumptions},
+          {"edge_cache_hits", stats.edgeCacheHits},
+          {"smt_queries", stats.solver.queries},
+          {"smt_cache_hits", stats.solver.cacheHits}};
+}
+
+int exitStatus(const Summary &s) {
+  if (s.unreadable)
+    return 2;
+  if (s.lintErrors || s.compilerRefuted || s.unsupported || s.refuted)
+    return 1;
+  if (s.unknown || s.compilerUnknown)
+    return 3;
+  return 0;
+}
+
+void countLints(const FileResult &r, Summary &s) {
+  for (const auto &d : r.diags.diagnostics()) {
+    bool verdict = d.code == "edge" || d.code == "unsupported-resharding" ||
+                   d.code == "unknown" || d.code.rfind("compiler-", 0) == 0 ||
+                   d.code == "unnecessary-communication";
+    if (verdict)
+      continue;
+    s.lintErrors += d.severity == Severity::Error;
+    s.lintWarnings += d.severity == Severity::Warning;
+  }
+}
+
+void printSummaryText(std::ostream &out, const Summary &s, const CheckStats &stats) {
+  out << "summary: " << s.files << " file(s), " << s.fusions << " fusion(s), " << s.edges
+      << " edge(s): " << s.proved << " proved (" << s.none << " none, " << s.alias << " alias, "
+      << s.collectives << " collective), " << s.refuted << " refuted, " << s.unknown
+      << " unknown, " << s.unsupported << " unsupported; compiler choices: "
+      << s.compilerConfirmed << " confirmed (" << s.unnecessary << " unnecessary), "
+      << s.compilerRefuted << " refuted, " << s.compilerUnknown << " unknown; lints: "
+      << s.lintErrors << " error(s), " << s.lintWarnings << " warning(s)";
+  if (s.unreadable)
+    out << "; " << s.unreadable << " unreadable input(s)";
+  out << "\n";
+  if (!s.assumptions.empty()) {
+    out << "proofs cover all sizes with:";
+    for (const auto &a : s.assumptions)
+      out << " " << a << ";";
+    out << "\n";
+  }
+  out << "solver: " << stats.solver.queries << " queries (" << stats.solver.cacheHits
+      << " answered from cache), " << stats.edgeCacheHits << " edges decided by an identical edge\n";
+}
+
+} // namespace
+
+int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, std::ostream &err) {
+  Options o;
+  if (auto status = parseArgs(args, o, out, err))
+    return *status;
+  Checker checker(o.check);
+  Summary summary;
+  std::vector<FileResult> results;
+  for (const auto &f : o.files) {
+    results.push_back(checkFile(f, checker, summary));
+    ++summary.files;
+    summary.unreadable += results.back().unreadable;
+    countLints(results.back(), summary);
+  }
+  if (o.json) {
+    nlohmann::json files = nlohmann::json::array();
+    for (const auto &r : results) {
+      nlohmann::json diags = nlohmann::json::array(), edges = nlohmann::json::array();
+      for (const auto &d : r.diags.diagnostics())
+        if (d.code != "edge")
+          diags.push_back(diagnosticJson(d));
+      for (const auto &[fi, v] : r.edges)
+        edges.push_back(edgeJson(fi, v));
+      files.push_back({{"file", r.file},
+                       {"readable", !r.unreadable},
+                       {"diagnostics", diags},
+                       {"edges", edges}});
+    }
+    nlohmann::json doc = {{"tool", "check-sharding"},
+                          {"version", kVersion},
+                          {"files", files},
+                          {"summary", summaryJson(summary, checker.stats())},
+                          {"exit_status", exitStatus(summary)}};
+    out << doc.dump(2) << "\n";
+  } else {
+    for (const auto &r : results)
+      for (const auto &d : r.diags.diagnostics()) {
+        if (o.quiet && d.severity == Severity::Note)
+          continue;
+        printDiagnostic(d.severity == Severity::Error && r.unreadable ? err : out, d);
+      }
+    printSummaryText(out, summary, checker.stats());
+  }
+  return exitStatus(summary);
+}
+
+int checkShardingMain(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return runCheckSharding(args, std::cout, std::cerr);
+}
+
+} // namespace shardcheck

@@ -1,0 +1,636 @@
+// The named SMT queries about one edge; see EdgeChecker.h and
+// docs/semantics.md (Lowerings) for what each query states.
+#include "checker/EdgeChecker.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+namespace shardcheck {
+
+const char *outcomeKindName(Outcome::Kind k) {
+  switch (k) {
+  case Outcome::Kind::Proved:
+    return "proved";
+  case Outcome::Kind::Refuted:
+    return "refuted";
+  case Outcome::Kind::Unknown:
+    return "unknown";
+  case Outcome::Kind::Unsupported:
+    return "unsupported";
+  }
+  return "unknown";
+}
+
+namespace {
+
+std::string indexStr(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string devicesStr(const std::vector<int64_t> &v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? " " : "") + std::to_string(v[i]);
+  return s + ")";
+}
+
+/// Devices that receive data in a team, per kind.
+std::vector<int64_t> receivers(const Lowering &l, const Team &team) {
+  switch (l.kind) {
+  case CommKind::Gather:
+  case CommKind::Reduce:
+    return team.root ? std::vector<int64_t>{*team.root} : std::vector<int64_t>{};
+  case CommKind::SendRecv: {
+    std::vector<int64_t> r;
+    for (const auto &[src, dst] : team.pairs)
+      r.push_back(dst);
+    return r;
+  }
+  default:
+    return team.devices;
+  }
+}
+
+/// Devices whose producer buffers a team reads.
+std::vector<int64_t> senders(const Lowering &l, const Team &team) {
+  switch (l.kind) {
+  case CommKind::Scatter:
+  case CommKind::Broadcast:
+    return team.root ? std::vector<int64_t>{*team.root} : std::vector<int64_t>{};
+  case CommKind::SendRecv: {
+    std::vector<int64_t> r;
+    for (const auto &[src, dst] : team.pairs)
+      r.push_back(src);
+    return r;
+  }
+  default:
+    return team.devices;
+  }
+}
+
+bool needsRoot(CommKind k) {
+  return k == CommKind::Gather || k == CommKind::Scatter || k == CommKind::Broadcast ||
+         k == CommKind::Reduce;
+}
+
+} // namespace
+
+EdgeChecker::EdgeChecker(const Fusion &fusion, const FusionEdge &edge, smt::Context &ctx,
+                         std::vector<int64_t> universe)
+    : fusion_(fusion), edge_(edge), producer_(fusion.tensor(edge.producer)),
+      consumer_(fusion.tensor(edge.consumer)), ctx_(ctx), enc_(ctx, fusion),
+      universe_(std::move(universe)) {}
+
+std::vector<int64_t> EdgeChecker::consumerDevices() const {
+  return consumer_.mesh ? consumer_.mesh->devices() : universe_;
+}
+
+std::vector<int64_t> EdgeChecker::producerDevices() const {
+  return producer_.mesh ? producer_.mesh->devices() : universe_;
+}
+
+std::vector<std::string> EdgeChecker::assumptions() const {
+  return {enc_.assumptions().begin(), enc_.assumptions().end()};
+}
+
+bool EdgeChecker::isReductionEdge() const {
+  for (size_t i = 0; i < edge_.map.consumerIds.size(); ++i) {
+    const auto &p = edge_.map.producerIds[i];
+    if (p && fusion_.id(edge_.map.consumerIds[i]).isReduction() && !fusion_.id(*p).isBroadcast())
+      return true;
+  }
+  return false;
+}
+
+smt::Bool EdgeChecker::baseConstraints() {
+  return enc_.impliedConstraints(producer_) && enc_.impliedConstraints(consumer_) &&
+         enc_.edgeExtentConstraints(edge_);
+}
+
+ElementTerms EdgeChecker::neededElement(const ElementTerms &y, const std::string &prefix,
+                                        std::vector<smt::Bool> &constraints) {
+  ElementTerms x = enc_.element(producer_, prefix, /*useRoot=*/false);
+  constraints.push_back(x.inRange);
+  for (size_t k = 0; k < x.baseIds.size(); ++k) {
+    IdNum q = x.baseIds[k];
+    auto c = edge_.map.consumerOf(q);
+    if (fusion_.id(q).isBroadcast())
+      continue; // Index 0, fixed by inRange.
+    if (!c)
+      throw Unsupported(producer_.name() + "'s axis " + fusion_.id(q).str() +
+                        " maps to no axis of " + consumer_.name());
+    if (fusion_.id(*c).isReduction())
+      continue; // Ranges over the reduced axis.
+    constraints.push_back(x.baseVars[k] == enc_.indexOf(y, *c));
+  }
+  return x;
+}
+
+Counterexample EdgeChecker::makeCounterexample(const smt::Model &m, const std::string &message) {
+  Counterexample c;
+  for (const auto &[canonical, user] : enc_.symbolNames())
+    if (m.count(canonical))
+      c.bindings[user] = m.at(canonical);
+  if (m.count("d"))
+    c.device = m.at("d");
+  for (size_t i = 0; m.count("y" + std::to_string(i)); ++i)
+    c.consumerIndex.push_back(m.at("y" + std::to_string(i)));
+  for (size_t i = 0; m.count("x" + std::to_string(i)); ++i)
+    c.producerIndex.push_back(m.at("x" + std::to_string(i)));
+  auto producers = producerDevices();
+  for (size_t i = 0; i < producers.size(); ++i)
+    if (m.count("h" + std::to_string(i)) && m.at("h" + std::to_string(i)) == 1)
+      c.holders.push_back(producers[i]);
+  if (m.count("t"))
+    c.offset = m.at("t");
+  c.message = message;
+  return c;
+}
+
+namespace {
+
+/// Names of the element variables of an ElementTerms.
+void addNames(std::vector<std::string> &vars, const ElementTerms &e) {
+  vars.insert(vars.end(), e.baseNames.begin(), e.baseNames.end());
+}
+
+smt::Int sumOf(smt::Context &ctx, const std::vector<std::string> &vars) {
+  smt::Int s = ctx.intVal(0);
+  for (const auto &v : vars)
+    s = s + ctx.intVar(v);
+  return s;
+}
+
+} // namespace
+
+Outcome EdgeChecker::checkConstraints() {
+  if (constraintsOutcome_)
+    return *constraintsOutcome_;
+  std::vector<smt::Bool> a{baseConstraints()};
+  a.push_back(enc_.symbolsPositive());
+  auto r = ctx_.check("constraints-satisfiable", a, {});
+  if (r.answer == smt::Answer::Unsat) {
+    std::string list;
+    for (const auto &s : enc_.assumptions())
+      list += (list.empty() ? "" : ", ") + s;
+    constraintsOutcome_ = Outcome::unsupported(
+        "no extents satisfy the constraints the fusion implies" +
+        (list.empty() ? std::string() : " (" + list + ")"));
+  } else if (r.answer == smt::Answer::Unknown) {
+    constraintsOutcome_ = Outcome::unknown("constraints-satisfiable: " + r.reason);
+  } else {
+    constraintsOutcome_ = Outcome::proved();
+  }
+  return *constraintsOutcome_;
+}
+
+Outcome EdgeChecker::checkLocal() {
+  try {
+    if (edge_.map.unsupported)
+      return Outcome::unsupported(*edge_.map.unsupported);
+    Outcome c = checkConstraints();
+    if (c.kind != Outcome::Kind::Proved)
+      return c;
+    std::vector<smt::Bool> a;
+    smt::Int d = ctx_.intVar("d");
+    std::vector<smt::Bool> dIn;
+    for (int64_t dev : consumerDevices())
+      dIn.push_back(d == dev);
+    a.push_back(ctx_.any(dIn));
+    ElementTerms y = enc_.element(consumer_, "y", /*useRoot=*/true);
+    a.push_back(y.inRange);
+    a.push_back(enc_.holds(consumer_, d, y));
+    ElementTerms x = neededElement(y, "x", a);
+    a.push_back(!enc_.holds(producer_, d, x));
+    auto producers = producerDevices();
+    std::vector<std::string> vars{"d"};
+    for (size_t i = 0; i < producers.size(); ++i) {
+      smt::Int h = ctx_.intVar("h" + std::to_string(i));
+      a.push_back(h == ctx_.ite(enc_.holds(producer_, ctx_.intVal(producers[i]), x),
+                                ctx_.intVal(1), ctx_.intVal(0)));
+      vars.push_back("h" + std::to_string(i));
+    }
+    addNames(vars, y);
+    addNames(vars, x);
+    a.push_back(baseConstraints());
+    a.push_back(enc_.symbolsPositive());
+    auto symbols = enc_.symbolVars();
+    vars.insert(vars.end(), symbols.begin(), symbols.end());
+    auto r = symbols.empty() ? ctx_.check("edge-local", a, vars)
+                             : ctx_.checkMinimized("edge-local", a, vars, sumOf(ctx_, symbols));
+    if (r.answer == smt::Answer::Unsat)
+      return Outcome::proved();
+    if (r.answer == smt::Answer::Unknown)
+      return Outcome::unknown("edge-local: " + r.reason);
+    Counterexample cex = makeCounterexample(r.model, "");
+    cex.message = "device " + std::to_string(cex.device) + " holds " + consumer_.name() +
+                  indexStr(cex.consumerIndex) + ", which needs " + producer_.name() +
+                  indexStr(cex.producerIndex) + ", but does not hold it; " +
+                  (cex.holders.empty() ? std::string("no device holds it")
+                                       : "it is held by devices " + devicesStr(cex.holders));
+    return Outcome::refuted(std::move(cex));
+  } catch (const Unsupported &u) {
+    return Outcome::unsupported(u.what());
+  }
+}
+
+Outcome EdgeChecker::checkUncoveredDevices(const Lowering &lowering) {
+  std::set<int64_t> covered;
+  for (const auto &team : lowering.teams)
+    for (int64_t r : receivers(lowering, team))
+      covered.insert(r);
+  std::vector<int64_t> uncovered;
+  for (int64_t dev : consumerDevices())
+    if (!covered.count(dev))
+      uncovered.push_back(dev);
+  if (uncovered.empty())
+    return Outcome::proved();
+  std::vector<smt::Bool> a;
+  smt::Int d = ctx_.intVar("d");
+  std::vector<smt::Bool> dIn;
+  for (int64_t dev : uncovered)
+    dIn.push_back(d == dev);
+  a.push_back(ctx_.any(dIn));
+  ElementTerms y = enc_.element(consumer_, "y", true);
+  a.push_back(y.inRange);
+  a.push_back(enc_.holds(consumer_, d, y));
+  ElementTerms x = neededElement(y, "x", a);
+  a.push_back(!enc_.holds(producer_, d, x));
+  a.push_back(baseConstraints());
+  a.push_back(enc_.symbolsPositive());
+  std::vector<std::string> vars{"d"};
+  addNames(vars, y);
+  addNames(vars, x);
+  auto symbols = enc_.symbolVars();
+  vars.insert(vars.end(), symbols.begin(), symbols.end());
+  auto r = ctx_.check("lowering-uncovered-devices", a, vars);
+  if (r.answer == smt::Answer::Unsat)
+    return Outcome::proved();
+  if (r.answer == smt::Answer::Unknown)
+    return Outcome::unknown("lowering-uncovered-devices: " + r.reason);
+  Counterexample cex = makeCounterexample(r.model, "");
+  cex.message = "device " + std::to_string(cex.device) + " takes part in no team of the " +
+                lowering.str() + " but needs " + producer_.name() + indexStr(cex.producerIndex) +
+                " for " + consumer_.name() + indexStr(cex.consumerIndex) +
+                ", which it does not hold";
+  return Outcome::refuted(std::move(cex));
+}
+
+Outcome EdgeChecker::checkCounts(const Lowering &lowering, const Team &team) {
+  CommKind k = lowering.kind;
+  if (k == CommKind::Allreduce || k == CommKind::Reduce || k == CommKind::ReduceScatter)
+    return Outcome::proved(); // Partials are computed locally in the consumer's layout.
+  auto n = static_cast<int64_t>(team.devices.size());
+  smt::Int nP = ctx_.intVar("nP"), nC = ctx_.intVar("nC");
+  std::vector<smt::Bool> a{nP == enc_.count(producer_), nC == enc_.count(consumer_)};
+  smt::Bool ok = ctx_.boolVal(true);
+  std::string need;
+  switch (k) {
+  case CommKind::Allgather:
+  case CommKind::Gather:
+    ok = nC == nP * n;
+    need = "an output of " + std::to_string(n) + " x ";
+    break;
+  case CommKind::Scatter:
+    ok = nP == nC * n;
+    need = "an input of " + std::to_string(n) + " x ";
+    break;
+  case CommKind::AllToAll:
+    ok = nP == nC && ctx_.mod(nC, ctx_.intVal(n)) == 0;
+    break;
+  default: // Broadcast, SendRecv, alias: same-size buffers.
+    ok = nP == nC;
+    break;
+  }
+  if (lowering.localPermute && k == CommKind::Allgather)
+    return Outcome::proved(); // The temporary is sized by the collective.
+  a.push_back(!ok);
+  a.push_back(baseConstraints());
+  a.push_back(enc_.symbolsPositive());
+  std::vector<std::string> vars{"nP", "nC"};
+  auto symbols = enc_.symbolVars();
+  vars.insert(vars.end(), symbols.begin(), symbols.end());
+  auto r = symbols.empty() ? ctx_.check("lowering-counts", a, vars)
+                           : ctx_.checkMinimized("lowering-counts", a, vars, sumOf(ctx_, symbols));
+  if (r.answer == smt::Answer::Unsat)
+    return Outcome::proved();
+  if (r.answer == smt::Answer::Unknown)
+    return Outcome::unknown("lowering-counts: " + r.reason);
+  int64_t p = r.model.at("nP"), c = r.model.at("nC");
+  Counterexample cex = makeCounterexample(r.model, "");
+  std::string teamStr = " over team " + devicesStr(team.devices);
+  switch (k) {
+  case CommKind::Allgather:
+  case CommKind::Gather:
+    cex.message = std::string(commKindName(k)) + teamStr + " needs " + need + std::to_string(p) +
+                  " elements but " + consumer_.name() + " holds " + std::to_string(c) +
+                  " on each device";
+    break;
+  case CommKind::Scatter:
+    cex.message = std::string(commKindName(k)) + teamStr + " needs " + need + std::to_string(c) +
+                  " elements but " + producer_.name() + " holds " + std::to_string(p) +
+                  " on the root";
+    break;
+  case CommKind::AllToAll:
+    cex.message = "AllToAll" + teamStr + " needs equal buffers divisible by " +
+                  std::to_string(n) + " but " + producer_.name() + " holds " + std::to_string(p) +
+                  " and " + consumer_.name() + " " + std::to_string(c) + " elements per device";
+    break;
+  default:
+    cex.message = std::string(lowering.kind == CommKind::Alias ? "alias" : commKindName(k)) +
+                  " needs buffers of equal size but " + producer_.name() + " holds " +
+                  std::to_string(p) + " and " + consumer_.name() + " " + std::to_string(c) +
+                  " elements per device";
+  }
+  return Outcome::refuted(std::move(cex));
+}
+
+Outcome EdgeChecker::checkSlots(const Lowering &lowering, const Team &team) {
+  CommKind k = lowering.kind;
+  const auto &members = team.devices;
+  auto n = static_cast<int64_t>(members.size());
+  std::vector<smt::Bool> a;
+  smt::Int d = ctx_.intVar("d");
+  std::vector<smt::Bool> dIn;
+  for (int64_t dev : receivers(lowering, team))
+    dIn.push_back(d == dev);
+  a.push_back(ctx_.any(dIn));
+  ElementTerms y = enc_.element(consumer_, "y", true);
+  a.push_back(y.inRange);
+  a.push_back(enc_.holds(consumer_, d, y));
+  ElementTerms x = neededElement(y, "x", a);
+  smt::Int t = ctx_.intVar("t");
+  a.push_back(t == enc_.offset(consumer_, y));
+
+  // member(i) and rank(d) as tables over the team.
+  auto member = [&](const smt::Int &i) {
+    smt::Int m = ctx_.intVal(-1);
+    for (int64_t r = n - 1; r >= 0; --r)
+      m = ctx_.ite(i == r, ctx_.intVal(members[r]), m);
+    return m;
+  };
+  smt::Int rank = ctx_.intVal(-1);
+  for (int64_t r = n - 1; r >= 0; --r)
+    rank = ctx_.ite(d == members[r], ctx_.intVal(r), rank);
+
+  smt::Int src = d, srcOffset = t;
+  switch (k) {
+  case CommKind::Allgather:
+  case CommKind::Gather: {
+    smt::Int chunk = enc_.count(producer_);
+    src = member(ctx_.div(t, chunk));
+    srcOffset = ctx_.mod(t, chunk);
+    break;
+  }
+  case CommKind::Scatter:
+    src = ctx_.intVal(*team.root);
+    srcOffset = rank * enc_.count(consumer_) + t;
+    break;
+  case CommKind::Broadcast:
+    src = ctx_.intVal(*team.root);
+    break;
+  case CommKind::AllToAll: {
+    smt::Int chunk = ctx_.div(enc_.count(consumer_), ctx_.intVal(n));
+    src = member(ctx_.div(t, chunk));
+    srcOffset = rank * chunk + ctx_.mod(t, chunk);
+    break;
+  }
+  case CommKind::SendRecv: {
+    smt::Int s = ctx_.intVal(-1);
+    for (const auto &[from, to] : team.pairs)
+      s = ctx_.ite(d == to, ctx_.intVal(from), s);
+    src = s;
+    break;
+  }
+  default: // alias
+    break;
+  }
+  smt::Int srcVar = ctx_.intVar("src");
+  a.push_back(srcVar == src);
+  ElementTerms z = enc_.element(producer_, "z", false);
+  a.push_back(z.inRange);
+  a.push_back(enc_.holds(producer_, srcVar, z));
+  a.push_back(enc_.offset(producer_, z) == srcOffset);
+  std::vector<smt::Bool> differs;
+  for (size_t i = 0; i < z.baseVars.size(); ++i)
+    differs.push_back(z.baseVars[i] != x.baseVars[i]);
+  a.push_back(ctx_.any(differs));
+  a.push_back(baseConstraints());
+  a.push_back(enc_.symbolsPositive());
+  std::vector<std::string> vars{"d", "t", "src"};
+  addNames(vars, y);
+  addNames(vars, x);
+  addNames(vars, z);
+  auto symbols = enc_.symbolVars();
+  vars.insert(vars.end(), symbols.begin(), symbols.end());
+  auto r = ctx_.check("lowering-slots", a, vars);
+  if (r.answer == smt::Answer::Unsat)
+    return Outcome::proved();
+  if (r.answer == smt::Answer::Unknown)
+    return Outcome::unknown("lowering-slots: " + r.reason);
+  Counterexample cex = makeCounterexample(r.model, "");
+  std::vector<int64_t> delivered;
+  for (size_t i = 0; r.model.count("z" + std::to_string(i)); ++i)
+    delivered.push_back(r.model.at("z" + std::to_string(i)));
+  cex.message = "device " + std::to_string(cex.device) + " expects " + producer_.name() +
+                indexStr(cex.producerIndex) + " at offset " + std::to_string(r.model.at("t")) +
+                " of its " + consumer_.name() + " buffer (for " + consumer_.name() +
+                indexStr(cex.consumerIndex) + ") but " + lowering.str() + " delivers " +
+                producer_.name() + indexStr(delivered) + " from device " +
+                std::to_string(r.model.at("src"));
+  return Outcome::refuted(std::move(cex));
+}
+
+Outcome EdgeChecker::checkPartials(const Lowering &lowering, const Team &team) {
+  const auto &members = team.devices;
+  // Query 1 (Allreduce only): every member's slot t holds the same consumer
+  // element, so that summing slot t sums partials of one element.
+  std::vector<int64_t> recv = receivers(lowering, team);
+  auto receiverConstraint = [&](const smt::Int &d) {
+    std::vector<smt::Bool> in;
+    for (int64_t dev : recv)
+      in.push_back(d == dev);
+    return ctx_.any(in);
+  };
+  if (lowering.kind == CommKind::Allreduce) {
+    std::vector<smt::Bool> a;
+    smt::Int d = ctx_.intVar("d"), m = ctx_.intVar("m");
+    a.push_back(receiverConstraint(d));
+    std::vector<smt::Bool> mIn;
+    for (int64_t dev : members)
+      mIn.push_back(m == dev);
+    a.push_back(ctx_.any(mIn));
+    ElementTerms y = enc_.element(consumer_, "y", true);
+    ElementTerms z = enc_.element(consumer_, "w", true);
+    a.push_back(y.inRange && z.inRange);
+    a.push_back(enc_.holds(consumer_, d, y) && enc_.holds(consumer_, m, z));
+    a.push_back(enc_.offset(consumer_, y) == enc_.offset(consumer_, z));
+    std::vector<smt::Bool> differs;
+    for (size_t i = 0; i < y.baseVars.size(); ++i)
+      differs.push_back(y.baseVars[i] != z.baseVars[i]);
+    a.push_back(ctx_.any(differs));
+    a.push_back(baseConstraints());
+    a.push_back(enc_.symbolsPositive());
+    std::vector<std::string> vars{"d", "m"};
+    addNames(vars, y);
+    addNames(vars, z);
+    auto r = ctx_.check("lowering-partials-agree", a, vars);
+    if (r.answer == smt::Answer::Unknown)
+      return Outcome::unknown("lowering-partials-agree: " + r.reason);
+    if (r.answer == smt::Answer::Sat) {
+      Counterexample cex = makeCounterexample(r.model, "");
+      cex.message = "Allreduce over team " + devicesStr(members) + " sums device " +
+                    std::to_string(r.model.at("m")) + "'s partial of a different " +
+                    consumer_.name() + " element into device " + std::to_string(cex.device) +
+                    "'s " + consumer_.name() + indexStr(cex.consumerIndex);
+      return Outcome::refuted(std::move(cex));
+    }
+  }
+  // Query 2: every producer element the consumer element needs is summed by
+  // exactly one member.
+  std::vector<smt::Bool> a;
+  smt::Int d = ctx_.intVar("d");
+  a.push_back(receiverConstraint(d));
+  ElementTerms y = enc_.element(consumer_, "y", true);
+  a.push_back(y.inRange);
+  a.push_back(enc_.holds(consumer_, d, y));
+  ElementTerms x = neededElement(y, "x", a);
+  smt::Int contributors = ctx_.intVal(0);
+  std::vector<std::string> vars{"d"};
+  auto producers = producerDevices();
+  for (size_t i = 0; i < producers.size(); ++i) {
+    bool isMember = std::count(members.begin(), members.end(), producers[i]) > 0;
+    smt::Int h = ctx_.intVar("h" + std::to_string(i));
+    smt::Bool held = isMember ? enc_.holds(producer_, ctx_.intVal(producers[i]), x)
+                              : ctx_.boolVal(false);
+    a.push_back(h == ctx_.ite(held, ctx_.intVal(1), ctx_.intVal(0)));
+    contributors = contributors + h;
+    vars.push_back("h" + std::to_string(i));
+  }
+  a.push_back(contributors != ctx_.intVal(1));
+  a.push_back(baseConstraints());
+  a.push_back(enc_.symbolsPositive());
+  addNames(vars, y);
+  addNames(vars, x);
+  auto symbols = enc_.symbolVars();
+  vars.insert(vars.end(), symbols.begin(), symbols.end());
+  auto r = ctx_.check("lowering-partials-exact-once", a, vars);
+  if (r.answer == smt::Answer::Unsat)
+    return Outcome::proved();
+  if (r.answer == smt::Answer::Unknown)
+    return Outcome::unknown("lowering-partials-exact-once: " + r.reason);
+  Counterexample cex = makeCounterexample(r.model, "");
+  cex.message = producer_.name() + indexStr(cex.producerIndex) + " is summed into " +
+                consumer_.name() + indexStr(cex.consumerIndex) + " on device " +
+                std::to_string(cex.device) + " by " + std::to_string(cex.holders.size()) +
+                " members of team " + devicesStr(members) +
+                (cex.holders.empty() ? std::string() : " " + devicesStr(cex.holders)) +
+                "; it must be counted exactly once";
+  return Outcome::refuted(std::move(cex));
+}
+
+Outcome EdgeChecker::checkPermuteComposite(const Team &team) {
+  const auto &members = team.devices;
+  std::vector<smt::Bool> a;
+  smt::Int d = ctx_.intVar("d");
+  std::vector<smt::Bool> dIn;
+  for (int64_t dev : members)
+    dIn.push_back(d == dev);
+  a.push_back(ctx_.any(dIn));
+  ElementTerms y = enc_.element(consumer_, "y", true);
+  a.push_back(y.inRange);
+  a.push_back(enc_.holds(consumer_, d, y));
+  ElementTerms x = neededElement(y, "x", a);
+  for (int64_t m : members)
+    a.push_back(!enc_.holds(producer_, ctx_.intVal(m), x));
+  a.push_back(baseConstraints());
+  a.push_back(enc_.symbolsPositive());
+  std::vector<std::string> vars{"d"};
+  addNames(vars, y);
+  addNames(vars, x);
+  auto r = ctx_.check("lowering-permute-coverage", a, vars);
+  if (r.answer == smt::Answer::Unsat)
+    return Outcome::proved();
+  if (r.answer == smt::Answer::Unknown)
+    return Outcome::unknown("lowering-permute-coverage: " + r.reason);
+  Counterexample cex = makeCounterexample(r.model, "");
+  cex.message = "no member of team " + devicesStr(members) + " holds " + producer_.name() +
+                indexStr(cex.producerIndex) + ", which device " + std::to_string(cex.device) +
+                " needs for " + consumer_.name() + indexStr(cex.consumerIndex);
+  return Outcome::refuted(std::move(cex));
+}
+
+Outcome EdgeChecker::checkLowering(const Lowering &lowering) {
+  if (lowering.kind == CommKind::None)
+    return checkLocal();
+  if (lowering.kind == CommKind::Unsupported)
+    return Outcome::unsupported("no lowering to check");
+  try {
+    if (edge_.map.unsupported)
+      return Outcome::unsupported(*edge_.map.unsupported);
+    Outcome c = checkConstraints();
+    if (c.kind != Outcome::Kind::Proved)
+      return c;
+    for (const auto *tv : {&producer_, &consumer_}) {
+      std::string uneven = enc_.constantUnevenness(*tv);
+      if (!uneven.empty())
+        return Outcome::unsupported(uneven + "; equal-size collectives cannot move it");
+    }
+    // Team sanity, concretely: roots present, senders hold the producer,
+    // receivers hold the consumer.
+    auto pDev = producerDevices(), cDev = consumerDevices();
+    auto has = [](const std::vector<int64_t> &v, int64_t d) {
+      return std::find(v.begin(), v.end(), d) != v.end();
+    };
+    Lowering effective = lowering;
+    if (lowering.kind == CommKind::Alias)
+      effective.teams = {Team{cDev, std::nullopt, {}}};
+    for (const auto &team : effective.teams) {
+      if (needsRoot(lowering.kind) && !team.root)
+        return Outcome::unsupported(lowering.str() + " names no root");
+      for (int64_t s : senders(effective, team))
+        if (!has(pDev, s)) {
+          Counterexample cex;
+          cex.device = s;
+          cex.message = lowering.str() + " reads " + producer_.name() + " on device " +
+                        std::to_string(s) + ", which holds none of it (it is outside " +
+                        (producer_.mesh ? producer_.mesh->str() : std::string("the mesh")) + ")";
+          return Outcome::refuted(std::move(cex));
+        }
+      for (int64_t r : receivers(effective, team))
+        if (!has(cDev, r)) {
+          Counterexample cex;
+          cex.device = r;
+          cex.message = lowering.str() + " writes " + consumer_.name() + " on device " +
+                        std::to_string(r) + ", which is outside " +
+                        (consumer_.mesh ? consumer_.mesh->str() : std::string("its mesh"));
+          return Outcome::refuted(std::move(cex));
+        }
+    }
+    Outcome uncovered = checkUncoveredDevices(effective);
+    if (uncovered.kind != Outcome::Kind::Proved)
+      return uncovered;
+    for (const auto &team : effective.teams) {
+      Outcome o = checkCounts(effective, team);
+      if (o.kind != Outcome::Kind::Proved)
+        return o;
+      if (isReductionComm(lowering.kind))
+        o = checkPartials(effective, team);
+      else if (lowering.localPermute)
+        o = checkPermuteComposite(team);
+      else
+        o = checkSlots(effective, team);
+      if (o.kind != Outcome::Kind::Proved)
+        return o;
+    }
+    return Outcome::proved();
+  } catch (const Unsupported &u) {
+    return Outcome::unsupported(u.what());
+  }
+}
+
+} // namespace shardcheck

@@ -1,0 +1,92 @@
+// The named SMT queries about one producer -> consumer edge.
+//
+// EdgeChecker answers two questions with proofs or counterexamples:
+//   checkLocal:    does every consumer device already hold every producer
+//                  element its elements need? (query `edge-local`)
+//   checkLowering: does a lowering (a collective over teams, alias, a local
+//                  permute composite) deliver exactly the expected element to
+//                  every slot of every consumer buffer, with the counts the
+//                  collective requires? (queries `lowering-*`)
+// Every check first asks `constraints-satisfiable`: a proof over an empty set
+// of sizes proves nothing, so contradictory constraints are `unsupported`.
+//
+// Outcomes are an enum with a counterexample in the user's terms; an encoding
+// limit or solver unknown is never reported as proved. This file does not
+// choose lowerings (checker/Selection.h) or aggregate verdicts
+// (checker/Checker.h).
+#pragma once
+
+#include "checker/Encoding.h"
+#include "checker/Lowering.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardcheck {
+
+/// The answer to one claim about an edge.
+struct Outcome {
+  enum class Kind { Proved, Refuted, Unknown, Unsupported };
+  Kind kind = Kind::Unknown;
+  std::optional<Counterexample> counterexample; ///< For Refuted.
+  std::string reason;                           ///< For Unknown / Unsupported.
+
+  static Outcome proved() { return {Kind::Proved, std::nullopt, {}}; }
+  static Outcome refuted(Counterexample c) { return {Kind::Refuted, std::move(c), {}}; }
+  static Outcome unknown(std::string why) { return {Kind::Unknown, std::nullopt, std::move(why)}; }
+  static Outcome unsupported(std::string why) {
+    return {Kind::Unsupported, std::nullopt, std::move(why)};
+  }
+};
+
+const char *outcomeKindName(Outcome::Kind k);
+
+class EdgeChecker {
+public:
+  /// `universe` is every device of every mesh of the fusion ({0} if none):
+  /// the devices of a tensor that has no mesh.
+  EdgeChecker(const Fusion &fusion, const FusionEdge &edge, smt::Context &ctx,
+              std::vector<int64_t> universe);
+
+  /// Proved: no communication is needed. Refuted: a device lacks an element
+  /// it needs (the counterexample names them and who holds it).
+  Outcome checkLocal();
+
+  /// Whether `lowering` is correct for this edge (docs/semantics.md,
+  /// Lowerings).
+  Outcome checkLowering(const Lowering &lowering);
+
+  /// Sizes for which the claims were proved, in user terms.
+  std::vector<std::string> assumptions() const;
+
+  /// Whether the edge is a reduction edge (a consumer reduction ID maps to a
+  /// producer data ID that is not a broadcast).
+  bool isReductionEdge() const;
+
+private:
+  struct Query;
+  Outcome checkConstraints();
+  Outcome checkCounts(const Lowering &lowering, const Team &team);
+  Outcome checkSlots(const Lowering &lowering, const Team &team);
+  Outcome checkPartials(const Lowering &lowering, const Team &team);
+  Outcome checkPermuteComposite(const Team &team);
+  Outcome checkUncoveredDevices(const Lowering &lowering);
+  ElementTerms neededElement(const ElementTerms &y, const std::string &prefix,
+                             std::vector<smt::Bool> &constraints);
+  smt::Bool baseConstraints();
+  Counterexample makeCounterexample(const smt::Model &m, const std::string &message);
+  std::vector<int64_t> consumerDevices() const;
+  std::vector<int64_t> producerDevices() const;
+
+  const Fusion &fusion_;
+  const FusionEdge &edge_;
+  const TensorView &producer_;
+  const TensorView &consumer_;
+  smt::Context &ctx_;
+  Encoder enc_;
+  std::vector<int64_t> universe_;
+  std::optional<Outcome> constraintsOutcome_;
+};
+
+} // namespace shardcheck

@@ -1,0 +1,368 @@
+// SMT encoding of the sharding semantics; see Encoding.h and
+// docs/semantics.md. Every function here mirrors one paragraph of that page.
+#include "checker/Encoding.h"
+
+#include <algorithm>
+#include <deque>
+
+namespace shardcheck {
+
+namespace {
+
+const Transform *splitDefining(const Fusion &f, IdNum id) {
+  const Transform *t = f.definition(id);
+  return t && t->kind == Transform::Kind::Split ? t : nullptr;
+}
+
+} // namespace
+
+Encoder::Encoder(smt::Context &ctx, const Fusion &fusion) : ctx_(ctx), fusion_(fusion) {}
+
+smt::Int Encoder::symbol(const std::string &name) {
+  auto it = userToCanonical_.find(name);
+  if (it == userToCanonical_.end()) {
+    std::string canonical = "s" + std::to_string(userToCanonical_.size());
+    it = userToCanonical_.emplace(name, canonical).first;
+    canonicalToUser_[canonical] = name;
+    symbolConstraints_.push_back(1 <= ctx_.intVar(canonical));
+  }
+  return ctx_.intVar(it->second);
+}
+
+std::vector<std::string> Encoder::symbolVars() const {
+  std::vector<std::string> r;
+  for (const auto &[canonical, user] : canonicalToUser_)
+    r.push_back(canonical);
+  return r;
+}
+
+smt::Int Encoder::extentTerm(const Extent &e) {
+  switch (e.kind()) {
+  case Extent::Kind::Constant:
+    return ctx_.intVal(*e.asConstant());
+  case Extent::Kind::Symbol:
+    return symbol(e.symbolName());
+  case Extent::Kind::Add:
+    return extentTerm(e.lhs()) + extentTerm(e.rhs());
+  case Extent::Kind::Sub:
+    return extentTerm(e.lhs()) - extentTerm(e.rhs());
+  case Extent::Kind::Mul:
+    return extentTerm(e.lhs()) * extentTerm(e.rhs());
+  case Extent::Kind::Div:
+    return ctx_.div(extentTerm(e.lhs()), extentTerm(e.rhs()));
+  case Extent::Kind::Mod:
+    return ctx_.mod(extentTerm(e.lhs()), extentTerm(e.rhs()));
+  case Extent::Kind::CeilDiv: {
+    smt::Int b = extentTerm(e.rhs());
+    return ctx_.div(extentTerm(e.lhs()) + b - ctx_.intVal(1), b);
+  }
+  }
+  throw Unsupported("unknown extent kind");
+}
+
+bool Encoder::isDataBroadcast(IdNum id) const { return fusion_.id(id).isBroadcast(); }
+
+smt::Int Encoder::extent(IdNum id) {
+  if (isDataBroadcast(id))
+    return ctx_.intVal(1);
+  auto cached = extentCache_.find(id);
+  if (cached != extentCache_.end())
+    return cached->second;
+  smt::Int result = extentTerm(fusion_.id(id).extent);
+  if (const Transform *t = fusion_.definition(id)) {
+    if (t->kind == Transform::Kind::Split) {
+      smt::Int in = extent(t->inputs[0]);
+      smt::Int factor = extentTerm(t->factor);
+      smt::Int ceil = ctx_.div(in + factor - ctx_.intVal(1), factor);
+      bool isOuter = t->outputs[0] == id;
+      result = (isOuter == t->innerSplit) ? ceil : factor;
+    } else if (t->kind == Transform::Kind::Merge) {
+      result = extent(t->inputs[0]) * extent(t->inputs[1]);
+    }
+  }
+  extentCache_.emplace(id, result);
+  return result;
+}
+
+ElementTerms Encoder::element(const TensorView &tv, const std::string &prefix, bool useRoot) {
+  ElementTerms e;
+  e.tensor = tv.number;
+  const auto &base = useRoot ? tv.rootOrLogical() : tv.logical;
+  std::vector<smt::Bool> ranges;
+  for (IdNum id : base) {
+    if (fusion_.id(id).isReduction())
+      continue;
+    std::string name = prefix + std::to_string(e.baseIds.size());
+    smt::Int v = ctx_.intVar(name);
+    if (isDataBroadcast(id))
+      ranges.push_back(v == 0);
+    else
+      ranges.push_back(0 <= v && v < extent(id));
+    e.baseIds.push_back(id);
+    e.baseVars.push_back(v);
+    e.baseNames.push_back(name);
+    e.index.emplace(id, v);
+  }
+  e.inRange = ctx_.all(ranges);
+  propagate(e, tv);
+  return e;
+}
+
+void Encoder::propagate(ElementTerms &e, const TensorView &tv) {
+  // Forward through every split and merge whose inputs are known. Transforms
+  // are few per tensor; a fixpoint over the fusion's list is simple and exact.
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (const auto &t : fusion_.transforms) {
+      if (t.kind != Transform::Kind::Split && t.kind != Transform::Kind::Merge)
+        continue;
+      bool ready = std::all_of(t.inputs.begin(), t.inputs.end(),
+                               [&](IdNum in) { return e.index.count(in) > 0; });
+      bool done = std::all_of(t.outputs.begin(), t.outputs.end(),
+                              [&](IdNum out) { return e.index.count(out) > 0; });
+      if (!ready || done)
+        continue;
+      changed = true;
+      if (t.kind == Transform::Kind::Split) {
+        smt::Int in = e.index.at(t.inputs[0]);
+        smt::Int innerExtent = extent(t.outputs[1]);
+        e.index.emplace(t.outputs[0], isDataBroadcast(t.outputs[0]) ? ctx_.intVal(0)
+                                                                    : ctx_.div(in, innerExtent));
+        e.index.emplace(t.outputs[1], isDataBroadcast(t.outputs[1]) ? ctx_.intVal(0)
+                                                                    : ctx_.mod(in, innerExtent));
+      } else {
+        smt::Int m = e.index.at(t.inputs[0]) * extent(t.inputs[1]) + e.index.at(t.inputs[1]);
+        e.index.emplace(t.outputs[0], isDataBroadcast(t.outputs[0]) ? ctx_.intVal(0) : m);
+      }
+    }
+  }
+  (void)tv;
+}
+
+smt::Int Encoder::indexOf(const ElementTerms &e, IdNum id) const {
+  auto it = e.index.find(id);
+  if (it == e.index.end())
+    throw Unsupported("the index of " + fusion_.id(id).str() + " of T" +
+                      std::to_string(e.tensor) +
+                      " is not determined by its logical domain through splits and merges");
+  return it->second;
+}
+
+std::vector<smt::Int> Encoder::logicalIndices(const ElementTerms &e) {
+  std::vector<smt::Int> r;
+  for (IdNum id : dataLogicalIds(fusion_, fusion_.tensor(e.tensor)))
+    r.push_back(indexOf(e, id));
+  return r;
+}
+
+smt::Bool Encoder::inMesh(const smt::Int &device, const DeviceMesh &mesh) {
+  std::vector<smt::Bool> options;
+  for (int64_t d : mesh.devices())
+    options.push_back(device == d);
+  return ctx_.any(options);
+}
+
+smt::Int Encoder::coordinate(const smt::Int &device, const DeviceMesh &mesh,
+                             ParallelType didType) {
+  if (!mesh.axisOf(didType))
+    throw Unsupported(std::string(parallelTypeName(didType)) + " has no axis in " + mesh.str());
+  smt::Int c = ctx_.intVal(0);
+  for (int64_t d : mesh.devices())
+    c = ctx_.ite(device == d, ctx_.intVal(mesh.coordinate(d, didType)), c);
+  return c;
+}
+
+std::vector<IdNum> Encoder::shardingIds(const TensorView &tv) const {
+  std::vector<IdNum> r;
+  for (IdNum id : tv.loop) {
+    const IterDomain &d = fusion_.id(id);
+    if (d.isDeviceParallel() && !d.isBroadcast() && !d.isReduction())
+      r.push_back(id);
+  }
+  return r;
+}
+
+smt::Bool Encoder::holds(const TensorView &tv, const smt::Int &device, const ElementTerms &e) {
+  if (!tv.mesh) {
+    if (!shardingIds(tv).empty())
+      throw Unsupported(tv.name() + " is parallelized on a device dimension but has no mesh, so "
+                                    "its ownership is undefined");
+    return ctx_.boolVal(true);
+  }
+  std::set<int64_t> distinct(tv.mesh->devices().begin(), tv.mesh->devices().end());
+  if (distinct.size() != tv.mesh->devices().size())
+    throw Unsupported(tv.mesh->str() + " of " + tv.name() +
+                      " lists a device twice, so its ownership is undefined");
+  std::vector<smt::Bool> conds{inMesh(device, *tv.mesh)};
+  for (IdNum id : shardingIds(tv))
+    conds.push_back(indexOf(e, id) == coordinate(device, *tv.mesh, fusion_.id(id).parallel));
+  return ctx_.all(conds);
+}
+
+std::vector<IdNum> Encoder::layoutIds(const TensorView &tv) const {
+  if (tv.hasAllocation())
+    return tv.allocation;
+  auto sharding = shardingIds(tv);
+  std::vector<IdNum> r;
+  for (IdNum id : dataLogicalIds(fusion_, tv)) {
+    IdNum local = id;
+    for (const auto &t : fusion_.transforms)
+      if (t.kind == Transform::Kind::Split && t.inputs[0] == id &&
+          std::count(sharding.begin(), sharding.end(), t.outputs[0]))
+        local = t.outputs[1];
+    r.push_back(local);
+  }
+  return r;
+}
+
+namespace {
+
+bool contributesToLayout(const IterDomain &d) {
+  return !d.isDeviceParallel() && !d.isBroadcast() && !d.isReduction();
+}
+
+} // namespace
+
+void Encoder::requireDenseLayout(const TensorView &tv) const {
+  auto sharding = shardingIds(tv);
+  std::set<IdNum> targets(sharding.begin(), sharding.end());
+  for (IdNum id : layoutIds(tv))
+    if (contributesToLayout(fusion_.id(id)))
+      targets.insert(id);
+  // Ancestors of the targets: the transforms that lead to them.
+  std::set<IdNum> ancestors;
+  std::deque<IdNum> work(targets.begin(), targets.end());
+  while (!work.empty()) {
+    IdNum id = work.front();
+    work.pop_front();
+    if (const Transform *t = fusion_.definition(id))
+      for (IdNum in : t->inputs)
+        if (ancestors.insert(in).second)
+          work.push_back(in);
+  }
+  std::set<IdNum> frontier(tv.logical.begin(), tv.logical.end());
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (const auto &t : fusion_.transforms) {
+      bool relevant = std::any_of(t.outputs.begin(), t.outputs.end(), [&](IdNum o) {
+        return targets.count(o) || ancestors.count(o);
+      });
+      bool ready = std::all_of(t.inputs.begin(), t.inputs.end(),
+                               [&](IdNum in) { return frontier.count(in) > 0; });
+      if (!relevant || !ready)
+        continue;
+      if (t.kind != Transform::Kind::Split && t.kind != Transform::Kind::Merge)
+        throw Unsupported(tv.name() + "'s layout goes through a " + transformKindName(t.kind) +
+                          ", which shardcheck does not model yet");
+      if (t.kind == Transform::Kind::Split && !targets.count(t.outputs[0])) {
+        // A split that is not a device split must divide evenly, else the
+        // buffer has padding holes.
+        auto e = fusion_.id(t.inputs[0]).extent.asConstant();
+        auto f = t.factor.asConstant();
+        bool isDeviceSplit = fusion_.id(t.outputs[0]).isDeviceParallel();
+        if (!isDeviceSplit && (!e || !f || *f <= 0 || *e % *f != 0))
+          throw Unsupported(tv.name() + "'s layout splits " + fusion_.id(t.inputs[0]).str() +
+                            " by " + t.factor.str() + ", which may not divide evenly");
+      }
+      for (IdNum in : t.inputs)
+        frontier.erase(in);
+      for (IdNum out : t.outputs)
+        frontier.insert(out);
+      changed = true;
+    }
+  }
+  std::set<IdNum> reached;
+  for (IdNum id : frontier) {
+    const IterDomain &d = fusion_.id(id);
+    if (!d.isBroadcast() && !d.isReduction())
+      reached.insert(id);
+  }
+  if (reached != targets)
+    throw Unsupported("the local buffer layout of " + tv.name() +
+                      " (its allocation domain and device splits) is not a dense "
+                      "arrangement of its logical domain");
+}
+
+smt::Int Encoder::offset(const TensorView &tv, const ElementTerms &e) {
+  requireDenseLayout(tv);
+  smt::Int off = ctx_.intVal(0);
+  for (IdNum id : layoutIds(tv))
+    if (contributesToLayout(fusion_.id(id)))
+      off = off * extent(id) + indexOf(e, id);
+  return off;
+}
+
+smt::Int Encoder::count(const TensorView &tv) {
+  requireDenseLayout(tv);
+  smt::Int n = ctx_.intVal(1);
+  for (IdNum id : layoutIds(tv))
+    if (contributesToLayout(fusion_.id(id)))
+      n = n * extent(id);
+  return n;
+}
+
+smt::Bool Encoder::impliedConstraints(const TensorView &tv) {
+  std::vector<smt::Bool> conds;
+  for (IdNum id : shardingIds(tv)) {
+    const Transform *split = splitDefining(fusion_, id);
+    if (split && split->outputs[0] == id) {
+      const Extent &in = fusion_.id(split->inputs[0]).extent;
+      if (!in.isConstant() || !split->factor.isConstant()) {
+        conds.push_back(ctx_.mod(extent(split->inputs[0]), extentTerm(split->factor)) == 0);
+        assumptions_.insert(in.str() + " % " + split->factor.str() + " == 0");
+      }
+    }
+    const IterDomain &d = fusion_.id(id);
+    if (tv.mesh && tv.mesh->axisOf(d.parallel) && !d.extent.isConstant()) {
+      int64_t meshExtent = tv.mesh->extentOf(d.parallel);
+      conds.push_back(extent(id) == meshExtent);
+      assumptions_.insert(d.extent.str() + " == " + std::to_string(meshExtent));
+    }
+  }
+  // Touch every extent of the tensor so its symbols exist (and are >= 1).
+  for (const auto *dom : {&tv.root, &tv.logical, &tv.allocation, &tv.loop})
+    for (IdNum id : *dom)
+      (void)extent(id);
+  return ctx_.all(conds);
+}
+
+smt::Bool Encoder::symbolsPositive() { return ctx_.all(symbolConstraints_); }
+
+std::string Encoder::constantUnevenness(const TensorView &tv) const {
+  for (IdNum id : shardingIds(tv)) {
+    const IterDomain &d = fusion_.id(id);
+    const Transform *split = splitDefining(fusion_, id);
+    if (split && split->outputs[0] == id) {
+      auto e = fusion_.id(split->inputs[0]).extent.asConstant();
+      auto f = split->factor.asConstant();
+      if (e && f && *f > 0 && *e % *f != 0)
+        return tv.name() + " is sharded unevenly: " + fusion_.id(split->inputs[0]).str() +
+               " split by " + std::to_string(*f) + " leaves devices with different counts";
+    }
+    auto e = d.extent.asConstant();
+    if (tv.mesh && tv.mesh->axisOf(d.parallel) && e && *e != tv.mesh->extentOf(d.parallel))
+      return tv.name() + ": " + d.str() + " does not match the " +
+             std::to_string(tv.mesh->extentOf(d.parallel)) + " devices of " + tv.mesh->str() +
+             " along " + parallelTypeName(d.parallel);
+  }
+  return {};
+}
+
+smt::Bool Encoder::edgeExtentConstraints(const FusionEdge &edge) {
+  std::vector<smt::Bool> conds;
+  for (size_t i = 0; i < edge.map.consumerIds.size(); ++i) {
+    const auto &p = edge.map.producerIds[i];
+    IdNum c = edge.map.consumerIds[i];
+    if (!p || isDataBroadcast(*p) || isDataBroadcast(c))
+      continue;
+    conds.push_back(extent(c) == extent(*p));
+    const Extent &ce = fusion_.id(c).extent, &pe = fusion_.id(*p).extent;
+    if (ce != pe && !(ce.isConstant() && pe.isConstant()))
+      assumptions_.insert(ce.str() + " == " + pe.str());
+  }
+  return ctx_.all(conds);
+}
+
+} // namespace shardcheck

@@ -1,0 +1,111 @@
+// Names and printing of the checker's vocabulary; see Lowering.h.
+#include "checker/Lowering.h"
+
+#include <array>
+
+namespace shardcheck {
+
+namespace {
+constexpr std::array<std::pair<CommKind, const char *>, 12> kCommNames{{
+    {CommKind::None, "none"},
+    {CommKind::Alias, "alias"},
+    {CommKind::Allgather, "Allgather"},
+    {CommKind::Gather, "Gather"},
+    {CommKind::Scatter, "Scatter"},
+    {CommKind::Broadcast, "Broadcast"},
+    {CommKind::AllToAll, "AllToAll"},
+    {CommKind::Allreduce, "Allreduce"},
+    {CommKind::Reduce, "Reduce"},
+    {CommKind::ReduceScatter, "ReduceScatter"},
+    {CommKind::SendRecv, "SendRecv"},
+    {CommKind::Unsupported, "unsupported"},
+}};
+
+std::string devicesStr(const std::vector<int64_t> &v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? " " : "") + std::to_string(v[i]);
+  return s + ")";
+}
+} // namespace
+
+const char *commKindName(CommKind k) {
+  for (const auto &[kind, name] : kCommNames)
+    if (kind == k)
+      return name;
+  return "unsupported";
+}
+
+std::optional<CommKind> parseCommKind(const std::string &s) {
+  for (const auto &[kind, name] : kCommNames)
+    if (s == name)
+      return kind;
+  return std::nullopt;
+}
+
+std::optional<CommKind> commKindFromCollective(CollectiveType c) {
+  switch (c) {
+  case CollectiveType::Gather:
+    return CommKind::Gather;
+  case CollectiveType::Allgather:
+    return CommKind::Allgather;
+  case CollectiveType::Scatter:
+    return CommKind::Scatter;
+  case CollectiveType::Reduce:
+    return CommKind::Reduce;
+  case CollectiveType::Allreduce:
+    return CommKind::Allreduce;
+  case CollectiveType::ReduceScatter:
+    return CommKind::ReduceScatter;
+  case CollectiveType::Broadcast:
+    return CommKind::Broadcast;
+  case CollectiveType::SendRecv:
+    return CommKind::SendRecv;
+  case CollectiveType::AllToAll:
+    return CommKind::AllToAll;
+  case CollectiveType::CollectivePermute:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool isReductionComm(CommKind k) {
+  return k == CommKind::Allreduce || k == CommKind::Reduce || k == CommKind::ReduceScatter;
+}
+
+std::string Lowering::str() const {
+  std::string s = commKindName(kind);
+  if (localPermute)
+    s += "+permute";
+  if (kind == CommKind::None || kind == CommKind::Alias || kind == CommKind::Unsupported)
+    return s;
+  if (teams.size() == 1 && teams[0].pairs.empty()) {
+    s += " over team " + devicesStr(teams[0].devices);
+  } else if (!teams.empty() && teams[0].pairs.empty()) {
+    s += " over teams ";
+    for (const auto &t : teams)
+      s += devicesStr(t.devices);
+  } else {
+    s += " of";
+    for (const auto &t : teams)
+      for (const auto &[src, dst] : t.pairs)
+        s += " " + std::to_string(src) + "->" + std::to_string(dst);
+  }
+  if (!teams.empty() && teams[0].root)
+    s += " with root " + std::to_string(*teams[0].root);
+  return s;
+}
+
+const char *statusName(Status s) {
+  switch (s) {
+  case Status::Proved:
+    return "proved";
+  case Status::Refuted:
+    return "refuted";
+  case Status::Unknown:
+    return "unknown";
+  }
+  return "unknown";
+}
+
+} // namespace shardcheck

@@ -1,0 +1,82 @@
+// What an edge is lowered to, and the verdicts the checker gives.
+//
+// These are the checker's vocabulary, shared by the SMT encoding, the
+// brute-force evaluator, the driver and (later) the plan. Nothing here decides
+// anything; see docs/semantics.md for the meaning of each lowering.
+#pragma once
+
+#include "ir/Fusion.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardcheck {
+
+/// The communication an edge needs or was given (DESIGN section 6 names).
+enum class CommKind {
+  None,
+  Alias,
+  Allgather,
+  Gather,
+  Scatter,
+  Broadcast,
+  AllToAll,
+  Allreduce,
+  Reduce,
+  ReduceScatter,
+  SendRecv,
+  Unsupported,
+};
+
+const char *commKindName(CommKind k);
+std::optional<CommKind> parseCommKind(const std::string &s);
+std::optional<CommKind> commKindFromCollective(CollectiveType c);
+bool isReductionComm(CommKind k);
+
+/// One group of devices taking part in a collective, in rank order.
+struct Team {
+  std::vector<int64_t> devices;
+  std::optional<int64_t> root; ///< Gather, Scatter, Broadcast, Reduce.
+  /// SendRecv: (src, dst) pairs; `devices` is then empty.
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+};
+
+/// A candidate lowering of one edge.
+struct Lowering {
+  CommKind kind = CommKind::None;
+  std::vector<Team> teams;
+  /// The collective writes a temporary laid out with the moved axis
+  /// outermost, then a local permute produces the consumer's layout.
+  bool localPermute = false;
+
+  /// `Allgather team=(0 1)`, `Allgather+permute teams=(0 1)(2 3)`, `alias`.
+  std::string str() const;
+};
+
+/// Symbol values, e.g. {"i0": 8}.
+using Bindings = std::map<std::string, int64_t>;
+
+/// A concrete witness that a claim fails, in the user's terms.
+struct Counterexample {
+  Bindings bindings;
+  int64_t device = -1;
+  /// Consumer element (over consumer root data IDs) and the producer
+  /// element it needs (over producer data IDs), when relevant.
+  std::vector<int64_t> consumerIndex;
+  std::vector<int64_t> producerIndex;
+  /// Devices that hold producerIndex (empty: nobody).
+  std::vector<int64_t> holders;
+  /// Slot offset in the consumer's local buffer, for lowering failures.
+  std::optional<int64_t> offset;
+  /// A one-line explanation, e.g. "Allgather over team (0 1) needs an
+  /// output of 2 x 1 elements but T1 holds 1 on each device".
+  std::string message;
+};
+
+enum class Status { Proved, Refuted, Unknown };
+const char *statusName(Status s);
+
+} // namespace shardcheck

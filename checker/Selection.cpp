@@ -1,0 +1,251 @@
+// nvFuser's selection rules, in two readings; see Selection.h.
+#include "checker/Selection.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+namespace shardcheck {
+
+namespace {
+
+/// Where a DID sits: its loop ID and the base axis (logical for producers,
+/// root for consumers) it derives from, when unambiguous.
+struct Placement {
+  IdNum loopId = 0;
+  std::optional<IdNum> baseAxis;
+};
+
+using Placements = std::map<ParallelType, Placement>;
+
+std::optional<IdNum> baseAncestor(const Fusion &f, IdNum id, const std::vector<IdNum> &base) {
+  for (int guard = 0; guard < 64; ++guard) {
+    if (std::count(base.begin(), base.end(), id))
+      return id;
+    const Transform *t = f.definition(id);
+    if (!t || t->inputs.size() != 1)
+      return std::nullopt; // Not derived, or from a merge: no single axis.
+    id = t->inputs[0];
+  }
+  return std::nullopt;
+}
+
+Placements placementsOf(const Fusion &f, const TensorView &tv, const std::vector<IdNum> &base,
+                        SelectionReading reading) {
+  Placements r;
+  for (IdNum id : tv.loop) {
+    const IterDomain &d = f.id(id);
+    if (!d.isDeviceParallel() || d.isReduction())
+      continue;
+    if (d.isBroadcast() && reading == SelectionReading::Semantic)
+      continue;
+    r.emplace(d.parallel, Placement{id, baseAncestor(f, id, base)});
+  }
+  return r;
+}
+
+/// The consumer root ID a producer axis maps to.
+std::optional<IdNum> mapped(const FusionEdge &edge, const std::optional<IdNum> &producerAxis) {
+  if (!producerAxis)
+    return std::nullopt;
+  return edge.map.consumerOf(*producerAxis);
+}
+
+bool sameMesh(const TensorView &a, const TensorView &b) {
+  if (!a.mesh || !b.mesh)
+    return !a.mesh && !b.mesh;
+  return *a.mesh == *b.mesh;
+}
+
+Team wholeMesh(const DeviceMesh &m, std::optional<int64_t> root = std::nullopt) {
+  return Team{m.devices(), root, {}};
+}
+
+Lowering lowering(CommKind k, std::vector<Team> teams, bool permute = false) {
+  return Lowering{k, std::move(teams), permute};
+}
+
+Selection unsupported(std::string reason, std::vector<Lowering> steps = {}) {
+  return Selection{Lowering{CommKind::Unsupported, {}, false}, std::move(reason), std::move(steps)};
+}
+
+struct EdgeView {
+  const Fusion &f;
+  const FusionEdge &edge;
+  const TensorView &p;
+  const TensorView &c;
+  Placements ps, cs;
+};
+
+Selection selectSameMesh(const EdgeView &v, SelectionReading reading) {
+  const DeviceMesh *mesh = v.p.mesh ? &*v.p.mesh : nullptr;
+  // Reductions over a sharded axis come first: they need partial sums.
+  for (const auto &[type, pl] : v.ps) {
+    auto c = mapped(v.edge, pl.baseAxis);
+    if (!c || !v.f.id(*c).isReduction() || !mesh)
+      continue;
+    if (v.c.mesh && v.c.mesh->size() == 1)
+      return Selection{lowering(CommKind::Reduce,
+                                {wholeMesh(*mesh, v.c.mesh->devices()[0])}),
+                       {}, {}};
+    auto teams = teamsAlong(*mesh, type);
+    if (v.cs.count(type))
+      return Selection{lowering(CommKind::ReduceScatter, teams), {}, {}};
+    return Selection{lowering(CommKind::Allreduce, teams), {}, {}};
+  }
+  std::vector<ParallelType> changed;
+  for (int i = 0; i < 3; ++i) {
+    ParallelType t = deviceDimFromIndex(i);
+    bool inP = v.ps.count(t), inC = v.cs.count(t);
+    if (inP != inC || (inP && mapped(v.edge, v.ps.at(t).baseAxis) != v.cs.at(t).baseAxis))
+      changed.push_back(t);
+  }
+  if (changed.empty() || !mesh)
+    return Selection{lowering(CommKind::None, {}), {}, {}};
+  if (changed.size() > 1) {
+    std::vector<Lowering> steps;
+    for (ParallelType t : changed)
+      steps.push_back(lowering(v.ps.count(t) && !v.cs.count(t) ? CommKind::Allgather
+                                                                 : CommKind::AllToAll,
+                               teamsAlong(*mesh, t)));
+    return unsupported("the edge changes " + std::to_string(changed.size()) +
+                           " DID types at once; no single collective does that",
+                       steps);
+  }
+  ParallelType t = changed[0];
+  bool inP = v.ps.count(t), inC = v.cs.count(t);
+  if (inP && !inC)
+    return Selection{lowering(CommKind::Allgather, teamsAlong(*mesh, t)), {}, {}};
+  if (!inP && inC) {
+    if (reading == SelectionReading::Semantic)
+      return Selection{lowering(CommKind::None, {}), {}, {}};
+    // nvFuser scatters from the mesh's first device.
+    return Selection{lowering(CommKind::Scatter, {wholeMesh(*mesh, mesh->devices()[0])}), {}, {}};
+  }
+  return Selection{lowering(CommKind::AllToAll, teamsAlong(*mesh, t)), {}, {}};
+}
+
+Selection selectAcrossMeshes(const EdgeView &v) {
+  if (!v.p.mesh || !v.c.mesh)
+    return unsupported("one side has a mesh and the other has none");
+  const DeviceMesh &pm = *v.p.mesh, &cm = *v.c.mesh;
+  bool reduces = false;
+  for (const auto &[type, pl] : v.ps) {
+    auto c = mapped(v.edge, pl.baseAxis);
+    reduces = reduces || (c && v.f.id(*c).isReduction());
+  }
+  if (reduces) {
+    if (cm.size() == 1)
+      return Selection{lowering(CommKind::Reduce, {wholeMesh(pm, cm.devices()[0])}), {}, {}};
+    return unsupported("a reduction into a different mesh of several devices");
+  }
+  if (!v.ps.empty() && v.cs.empty()) {
+    if (cm.size() == 1)
+      return Selection{lowering(CommKind::Gather, {wholeMesh(pm, cm.devices()[0])}), {}, {}};
+    return unsupported("gathering into a different mesh of several devices");
+  }
+  if (v.ps.empty() && !v.cs.empty())
+    return Selection{lowering(CommKind::Scatter, {wholeMesh(cm, pm.devices()[0])}), {}, {}};
+  if (v.ps.empty() && v.cs.empty())
+    return Selection{lowering(CommKind::Broadcast, {wholeMesh(cm, pm.devices()[0])}), {}, {}};
+  // Both sharded: point to point when the shardings agree, else all-to-all.
+  bool agree = v.ps.size() == v.cs.size() && pm.shape() == cm.shape();
+  for (const auto &[type, pl] : v.ps)
+    agree = agree && v.cs.count(type) && mapped(v.edge, pl.baseAxis) == v.cs.at(type).baseAxis;
+  if (agree) {
+    Team pairs;
+    for (int64_t i = 0; i < pm.size(); ++i)
+      pairs.pairs.emplace_back(pm.devices()[i], cm.devices()[i]);
+    return Selection{lowering(CommKind::SendRecv, {pairs}), {}, {}};
+  }
+  return unsupported("resharding across different meshes on different axes");
+}
+
+EdgeView viewOf(const Fusion &f, const FusionEdge &edge, SelectionReading reading) {
+  const TensorView &p = f.tensor(edge.producer), &c = f.tensor(edge.consumer);
+  return EdgeView{f, edge, p, c, placementsOf(f, p, p.logical, reading),
+                  placementsOf(f, c, c.rootOrLogical(), reading)};
+}
+
+} // namespace
+
+std::vector<Team> teamsAlong(const DeviceMesh &mesh, ParallelType didType) {
+  auto axis = mesh.axisOf(didType);
+  if (!axis)
+    return {wholeMesh(mesh)};
+  std::map<std::vector<int64_t>, Team> groups;
+  for (int64_t d : mesh.devices()) {
+    auto coords = mesh.coordinates(d);
+    coords[*axis] = 0;
+    groups[coords].devices.push_back(d);
+  }
+  std::vector<Team> teams;
+  for (auto &[key, team] : groups) {
+    // Order each team by the coordinate along the axis.
+    std::sort(team.devices.begin(), team.devices.end(), [&](int64_t a, int64_t b) {
+      return mesh.coordinates(a)[*axis] < mesh.coordinates(b)[*axis];
+    });
+    teams.push_back(team);
+  }
+  return teams;
+}
+
+Selection selectLowering(const Fusion &fusion, const FusionEdge &edge, SelectionReading reading) {
+  if (edge.map.unsupported)
+    return unsupported(*edge.map.unsupported);
+  EdgeView v = viewOf(fusion, edge, reading);
+  if (sameMesh(v.p, v.c))
+    return selectSameMesh(v, reading);
+  return selectAcrossMeshes(v);
+}
+
+bool isSyntacticallyResharding(const Fusion &fusion, const FusionEdge &edge) {
+  EdgeView v = viewOf(fusion, edge, SelectionReading::NvFuser);
+  if (!sameMesh(v.p, v.c))
+    return true;
+  for (int i = 0; i < 3; ++i) {
+    ParallelType t = deviceDimFromIndex(i);
+    bool inP = v.ps.count(t), inC = v.cs.count(t);
+    if (inP != inC)
+      return true;
+    if (inP && mapped(edge, v.ps.at(t).baseAxis) != v.cs.at(t).baseAxis)
+      return true;
+  }
+  return false;
+}
+
+Lowering loweringOfCommunication(const Fusion &fusion, const Expr &expr) {
+  SC_ASSERT(expr.communication, "not a communication");
+  const CommunicationInfo &ci = *expr.communication;
+  Lowering l;
+  auto kind = commKindFromCollective(ci.type);
+  l.kind = kind ? *kind : CommKind::Unsupported;
+  if (l.kind == CommKind::SendRecv) {
+    // nvFuser prints SendRecv teams as (sender receiver).
+    Team t;
+    if (ci.team.size() == 2)
+      t.pairs.emplace_back(ci.team[0], ci.team[1]);
+    l.teams.push_back(t);
+    return l;
+  }
+  Team printed{ci.team, ci.root, {}};
+  // Host IR is printed for one rank: a team that is one row of a mesh stands
+  // for every parallel row.
+  const TensorView *meshOwner = nullptr;
+  for (TensorNum t : expr.tensorInputs())
+    meshOwner = &fusion.tensor(t);
+  if (meshOwner && meshOwner->mesh && !ci.root && meshOwner->mesh->rank() > 1) {
+    for (int i = 0; i < meshOwner->mesh->rank(); ++i) {
+      auto teams = teamsAlong(*meshOwner->mesh, deviceDimFromIndex(i));
+      for (const auto &team : teams)
+        if (team.devices == ci.team) {
+          l.teams = teams;
+          return l;
+        }
+    }
+  }
+  l.teams.push_back(printed);
+  return l;
+}
+
+} // namespace shardcheck

@@ -1,0 +1,46 @@
+// Candidate lowerings by nvFuser's selection rules (DESIGN section 3).
+//
+// Two readings of the same rules:
+//   - semantic: DIDs on broadcast IDs are ignored (they shard nothing), and a
+//     replicated producer feeding a sharded consumer on the same mesh needs
+//     no communication. This proposes the checker's own candidate.
+//   - nvFuser's: every DID counts, broadcast or not, and a replicated ->
+//     sharded edge on one mesh is a Scatter. This reproduces what nvFuser
+//     lowers a resharding Set to, which the checker then confirms or refutes.
+// A candidate is only a proposal: it counts when EdgeChecker proves it.
+#pragma once
+
+#include "checker/Lowering.h"
+#include "ir/FusionGraph.h"
+
+#include <string>
+#include <vector>
+
+namespace shardcheck {
+
+enum class SelectionReading { Semantic, NvFuser };
+
+struct Selection {
+  /// The proposed lowering; kind Unsupported when no single collective
+  /// applies (then `reason` says why and `steps` may hold a decomposition).
+  Lowering lowering;
+  std::string reason;
+  std::vector<Lowering> steps;
+};
+
+/// Proposes a lowering for an edge.
+Selection selectLowering(const Fusion &fusion, const FusionEdge &edge, SelectionReading reading);
+
+/// Whether nvFuser would see the edge as resharding: the meshes differ or
+/// some DID (on any ID, broadcast included) sits on different mapped axes.
+bool isSyntacticallyResharding(const Fusion &fusion, const FusionEdge &edge);
+
+/// The teams of devices that vary only along `didType`'s axis of `mesh`, in
+/// row-major order of the other coordinates.
+std::vector<Team> teamsAlong(const DeviceMesh &mesh, ParallelType didType);
+
+/// The lowering a host IR Communication states, with its team expanded to
+/// every parallel team of the mesh when it is one row of it.
+Lowering loweringOfCommunication(const Fusion &fusion, const Expr &expr);
+
+} // namespace shardcheck

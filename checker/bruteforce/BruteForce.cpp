@@ -1,0 +1,714 @@
+// Brute-force edge semantics and lowering checks; see BruteForce.h and
+// docs/semantics.md ("What a consumer element needs", "Lowerings").
+#include "checker/bruteforce/BruteForce.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace shardcheck::bruteforce {
+
+namespace {
+
+std::string devicesStr(const std::vector<int64_t> &devices) {
+  std::string s = "(";
+  for (size_t i = 0; i < devices.size(); ++i)
+    s += (i ? " " : "") + std::to_string(devices[i]);
+  return s + ")";
+}
+
+std::string heldByStr(const std::vector<int64_t> &holders) {
+  if (holders.empty())
+    return "(held by no device)";
+  std::string s = "(held by";
+  for (int64_t d : holders)
+    s += " " + std::to_string(d);
+  return s + ")";
+}
+
+BruteResult resultOf(const Stop &stop) {
+  if (stop.outcome == BruteOutcome::InvalidBindings)
+    return BruteResult::invalidBindings(stop.reason);
+  return BruteResult::unsupported(stop.reason);
+}
+
+} // namespace
+
+// --- EdgeModel. ---
+
+std::variant<EdgeModel, BruteResult> EdgeModel::build(const Fusion &fusion, const FusionEdge &edge,
+                                                      const Bindings &bindings) {
+  if (edge.map.unsupported)
+    return BruteResult::unsupported(*edge.map.unsupported);
+  auto producer = ConcreteTensor::build(fusion, edge.producer, bindings, ElementBasis::Logical);
+  if (auto *failed = std::get_if<BruteResult>(&producer))
+    return *failed;
+  auto consumer = ConcreteTensor::build(fusion, edge.consumer, bindings, ElementBasis::Root);
+  if (auto *failed = std::get_if<BruteResult>(&consumer))
+    return *failed;
+  EdgeModel model(std::get<ConcreteTensor>(std::move(producer)),
+                  std::get<ConcreteTensor>(std::move(consumer)), bindings);
+  try {
+    model.deriveRules(fusion, edge);
+  } catch (const Stop &stop) {
+    return resultOf(stop);
+  }
+  const auto &c = model.consumer_;
+  auto work = checkedMul(c.elementCount(), model.rangedCount_);
+  if (work)
+    work = checkedMul(*work, std::max<int64_t>(1, c.devices().size()));
+  if (!work || *work > kWorkLimit)
+    return BruteResult::unsupported("the edge " + model.producer_.name() + " -> " + c.name() +
+                                    " is too large for brute force");
+  return model;
+}
+
+void EdgeModel::deriveRules(const Fusion &fusion, const FusionEdge &edge) {
+  const auto &consumerIds = consumer_.elementIds();
+  for (IdNum q : producer_.elementIds()) {
+    const auto &qId = fusion.id(q);
+    int64_t qExtent = *producer_.extentOf(q);
+    auto c = edge.map.consumerOf(q);
+    AxisRule rule;
+    if (!c) {
+      if (!qId.isBroadcast())
+        stopUnsupported(qId.str() + " of " + producer_.name() + " maps to no axis of " +
+                        consumer_.name() + " and is not a broadcast");
+    } else if (fusion.id(*c).isReduction()) {
+      rule = {AxisRule::Kind::Ranged, 0, qExtent};
+      reductionEdge_ = reductionEdge_ || !qId.isBroadcast();
+      auto product = checkedMul(rangedCount_, qExtent);
+      if (!product || *product > kWorkLimit)
+        stopUnsupported("the reduction of " + producer_.name() + " is too large for brute force");
+      rangedCount_ = *product;
+    } else if (!qId.isBroadcast()) {
+      auto pos = std::find(consumerIds.begin(), consumerIds.end(), *c);
+      if (pos == consumerIds.end())
+        stopUnsupported(qId.str() + " of " + producer_.name() + " maps to " + fusion.id(*c).str() +
+                        ", which is not a root data axis of " + consumer_.name());
+      size_t index = pos - consumerIds.begin();
+      if (consumer_.elementExtents()[index] > qExtent)
+        stopUnsupported(fusion.id(*c).str() + " of " + consumer_.name() + " (extent " +
+                        std::to_string(consumer_.elementExtents()[index]) + ") is larger than " +
+                        qId.str() + " of " + producer_.name() + " (extent " +
+                        std::to_string(qExtent) + ") it maps to");
+      rule = {AxisRule::Kind::FromConsumer, index, 1};
+    }
+    rules_.push_back(rule);
+  }
+}
+
+std::vector<int64_t> EdgeModel::needs(int64_t y) const {
+  Coords yCoords = consumer_.coordsOf(y);
+  Coords x(rules_.size(), 0);
+  std::vector<int64_t> result;
+  for (int64_t r = 0; r < rangedCount_; ++r) {
+    int64_t rest = r; // Row-major digits of the reduced coordinates.
+    for (size_t k = rules_.size(); k-- > 0;) {
+      const AxisRule &rule = rules_[k];
+      if (rule.kind == AxisRule::Kind::FromConsumer) {
+        x[k] = yCoords[rule.consumerCoord];
+      } else if (rule.kind == AxisRule::Kind::Ranged) {
+        x[k] = rest % rule.extent;
+        rest /= rule.extent;
+      } else {
+        x[k] = 0;
+      }
+    }
+    auto element = producer_.elementAt(x);
+    SC_ASSERT(element, "needed producer index out of range");
+    result.push_back(*element);
+  }
+  std::sort(result.begin(), result.end());
+  return result;
+}
+
+int64_t EdgeModel::partialCount(int64_t device) const {
+  std::set<Coords> parts;
+  for (int64_t x : producer_.heldBy(device)) {
+    Coords c = producer_.coordsOf(x);
+    for (size_t k = 0; k < rules_.size(); ++k)
+      if (rules_[k].kind == AxisRule::Kind::Ranged)
+        c[k] = 0; // Reduced away locally.
+    parts.insert(c);
+  }
+  return static_cast<int64_t>(parts.size());
+}
+
+// --- Needs no communication. ---
+
+BruteResult bruteNeedsNoCommunication(const EdgeModel &model) {
+  const auto &p = model.producer();
+  const auto &c = model.consumer();
+  for (int64_t d : c.devices())
+    for (int64_t y : c.heldBy(d))
+      for (int64_t x : model.needs(y)) {
+        if (p.holds(d, x))
+          continue;
+        Counterexample cex;
+        cex.bindings = model.bindings();
+        cex.device = d;
+        cex.consumerIndex = c.coordsOf(y);
+        cex.producerIndex = p.coordsOf(x);
+        cex.holders = p.holders(x);
+        cex.message = "device " + std::to_string(d) + " holds " + c.elementStr(y) + " but lacks " +
+                      p.elementStr(x) + ", which it needs " + heldByStr(cex.holders);
+        return BruteResult::failing(std::move(cex));
+      }
+  return BruteResult::holding();
+}
+
+BruteResult bruteNeedsNoCommunication(const Fusion &fusion, const FusionEdge &edge,
+                                      const Bindings &bindings) {
+  auto model = EdgeModel::build(fusion, edge, bindings);
+  if (auto *failed = std::get_if<BruteResult>(&model))
+    return *failed;
+  return bruteNeedsNoCommunication(std::get<EdgeModel>(model));
+}
+
+// --- Lowerings. ---
+
+namespace {
+
+bool isRooted(CommKind k) {
+  return k == CommKind::Gather || k == CommKind::Scatter || k == CommKind::Broadcast ||
+         k == CommKind::Reduce;
+}
+
+/// Checks one lowering against the model, in the fixed order: shape, layouts,
+/// counts (team by team), then devices ascending and offsets ascending.
+class LoweringChecker {
+public:
+  LoweringChecker(const EdgeModel &model, const Lowering &lowering)
+      : model_(model), p_(model.producer()), c_(model.consumer()), lowering_(lowering),
+        kind_(lowering.kind) {}
+
+  BruteResult run();
+
+private:
+  /// How a device of a team takes part. Only receiving devices get one.
+  struct Role {
+    size_t team = 0;
+    int64_t rank = 0;
+    int64_t source = -1; ///< SendRecv: the device it receives from.
+  };
+  /// Where a delivered value comes from: an offset of a producer buffer.
+  struct Source {
+    int64_t device = 0;
+    int64_t offset = 0;
+  };
+  using Failure = std::optional<BruteResult>;
+
+  Failure checkShape();
+  Failure checkTeamShape(size_t t, std::set<int64_t> &seen);
+  Failure checkLayouts() const;
+  Failure checkCounts();
+  Failure checkTeamCounts(size_t t);
+  Failure checkOutputs(size_t t, int64_t expected, const std::string &shape) const;
+  Failure checkGatherCounts(size_t t);
+  Failure checkScatterCounts(size_t t);
+  Failure checkAllToAllCounts(size_t t);
+  Failure checkReduceScatterCounts(size_t t);
+  Failure checkSendRecvCounts();
+  Failure checkAliasCounts() const;
+  Failure checkDevice(int64_t d);
+  Failure checkLocal(int64_t d) const;
+  Failure checkDelivered(int64_t d, const Role &role) const;
+  Failure checkReduced(int64_t d, const Role &role) const;
+  BruteResult wrongDelivery(int64_t d, const Role &role, const BufferSlot &slot, int64_t position,
+                            std::optional<Source> source, int64_t delivered) const;
+
+  bool receives(const Team &team, int64_t device) const;
+  std::vector<int64_t> receivers(size_t t) const;
+  std::optional<Source> deliver(int64_t d, const Role &role, int64_t position) const;
+  std::variant<std::vector<int64_t>, BruteResult> slotPositions(int64_t d, const Role &role) const;
+
+  std::string label(size_t t) const;
+  std::string countsStr(const ConcreteTensor &tensor, const std::vector<int64_t> &devices,
+                        int64_t bad) const;
+  BruteResult fail(int64_t device, std::string message) const;
+  BruteResult failAt(int64_t device, int64_t y, std::optional<int64_t> x, int64_t offset,
+                     std::string message) const;
+
+  const EdgeModel &model_;
+  const ConcreteTensor &p_;
+  const ConcreteTensor &c_;
+  const Lowering &lowering_;
+  CommKind kind_;
+  std::map<int64_t, Role> roles_;
+  std::vector<int64_t> chunk_; ///< k per team.
+};
+
+std::string LoweringChecker::label(size_t t) const {
+  std::string s = commKindName(kind_);
+  if (lowering_.localPermute)
+    s += "+permute";
+  if (kind_ == CommKind::None || kind_ == CommKind::Alias || kind_ == CommKind::SendRecv ||
+      t >= lowering_.teams.size())
+    return s;
+  const Team &team = lowering_.teams[t];
+  s += " over team " + devicesStr(team.devices);
+  if (team.root && isRooted(kind_))
+    s +=
+        (kind_ == CommKind::Scatter || kind_ == CommKind::Broadcast ? " from root " : " to root ") +
+        std::to_string(*team.root);
+  return s;
+}
+
+BruteResult LoweringChecker::fail(int64_t device, std::string message) const {
+  Counterexample cex;
+  cex.bindings = model_.bindings();
+  cex.device = device;
+  cex.message = std::move(message);
+  return BruteResult::failing(std::move(cex));
+}
+
+BruteResult LoweringChecker::failAt(int64_t device, int64_t y, std::optional<int64_t> x,
+                                    int64_t offset, std::string message) const {
+  BruteResult r = fail(device, std::move(message));
+  r.counterexample->consumerIndex = c_.coordsOf(y);
+  r.counterexample->offset = offset;
+  if (x) {
+    r.counterexample->producerIndex = p_.coordsOf(*x);
+    r.counterexample->holders = p_.holders(*x);
+  }
+  return r;
+}
+
+/// "T1 holds 1 on each device" when all of `devices` agree, else the count
+/// on the first offender `bad`.
+std::string LoweringChecker::countsStr(const ConcreteTensor &tensor,
+                                       const std::vector<int64_t> &devices, int64_t bad) const {
+  bool same = std::all_of(devices.begin(), devices.end(),
+                          [&](int64_t d) { return tensor.count(d) == tensor.count(devices[0]); });
+  if (same && devices.size() > 1)
+    return tensor.name() + " holds " + std::to_string(tensor.count(bad)) + " on each device";
+  return tensor.name() + " holds " + std::to_string(tensor.count(bad)) + " on device " +
+         std::to_string(bad);
+}
+
+// Shape: which devices receive, and whether the teams make sense at all.
+
+bool LoweringChecker::receives(const Team &team, int64_t device) const {
+  switch (kind_) {
+  case CommKind::Gather:
+  case CommKind::Reduce:
+    return team.root == device;
+  case CommKind::Scatter:
+  case CommKind::Broadcast:
+    // A root outside the consumer's mesh only sends.
+    return team.root != device ||
+           std::binary_search(c_.devices().begin(), c_.devices().end(), device);
+  default:
+    return true;
+  }
+}
+
+LoweringChecker::Failure LoweringChecker::checkTeamShape(size_t t, std::set<int64_t> &seen) {
+  const Team &team = lowering_.teams[t];
+  std::string what = "malformed " + label(t) + ": ";
+  if (team.devices.empty())
+    return fail(-1, what + "the team is empty");
+  if (isRooted(kind_) && !team.root)
+    return fail(team.devices[0], what + "it has no root");
+  bool rootInTeam = team.root && std::count(team.devices.begin(), team.devices.end(), *team.root);
+  if ((kind_ == CommKind::Gather || kind_ == CommKind::Reduce) && !rootInTeam)
+    return fail(*team.root, what + "the root is not in the team");
+  for (size_t r = 0; r < team.devices.size(); ++r) {
+    int64_t d = team.devices[r];
+    if (!seen.insert(d).second)
+      return fail(d, what + "device " + std::to_string(d) + " is in a team twice");
+    if (receives(team, d))
+      roles_[d] = Role{t, static_cast<int64_t>(r), -1};
+  }
+  return std::nullopt;
+}
+
+LoweringChecker::Failure LoweringChecker::checkShape() {
+  if (kind_ == CommKind::Unsupported)
+    return BruteResult::unsupported("the lowering is `unsupported`");
+  bool permutable =
+      kind_ == CommKind::Allgather || kind_ == CommKind::Gather || kind_ == CommKind::AllToAll;
+  if (lowering_.localPermute && !permutable)
+    return BruteResult::unsupported(std::string("brute force models a local permute only after "
+                                                "Allgather, Gather and AllToAll, not ") +
+                                    commKindName(kind_));
+  if (kind_ == CommKind::None)
+    return std::nullopt;
+  if (kind_ == CommKind::Alias) {
+    for (int64_t d : c_.devices())
+      roles_[d] = Role{0, 0, d};
+    return std::nullopt;
+  }
+  if (lowering_.teams.empty())
+    return fail(-1, "malformed " + label(0) + ": it has no team");
+  if (kind_ == CommKind::SendRecv) {
+    for (const Team &team : lowering_.teams)
+      for (const auto &[src, dst] : team.pairs) {
+        if (roles_.count(dst))
+          return fail(dst, "malformed SendRecv: device " + std::to_string(dst) + " receives twice");
+        roles_[dst] = Role{0, 0, src};
+      }
+    return std::nullopt;
+  }
+  std::set<int64_t> seen;
+  for (size_t t = 0; t < lowering_.teams.size(); ++t)
+    if (auto f = checkTeamShape(t, seen))
+      return f;
+  return std::nullopt;
+}
+
+LoweringChecker::Failure LoweringChecker::checkLayouts() const {
+  if (c_.layoutError())
+    return BruteResult::unsupported(*c_.layoutError());
+  // Non-reduction collectives read the producer's buffers; reductions read
+  // local partials, and `none` reads nothing.
+  bool readsProducerBuffer = kind_ != CommKind::None && !isReductionComm(kind_);
+  if (readsProducerBuffer && p_.layoutError())
+    return BruteResult::unsupported(*p_.layoutError());
+  return std::nullopt;
+}
+
+// Counts.
+
+std::vector<int64_t> LoweringChecker::receivers(size_t t) const {
+  std::vector<int64_t> r;
+  for (int64_t d : lowering_.teams[t].devices)
+    if (auto it = roles_.find(d); it != roles_.end() && it->second.team == t)
+      r.push_back(d);
+  return r;
+}
+
+/// Every receiver of team `t` must hold `expected` elements of the consumer.
+LoweringChecker::Failure LoweringChecker::checkOutputs(size_t t, int64_t expected,
+                                                       const std::string &shape) const {
+  const std::vector<int64_t> outs = receivers(t);
+  for (int64_t d : outs)
+    if (c_.count(d) != expected)
+      return fail(d, label(t) + " needs an output of " + shape + " elements but " +
+                         countsStr(c_, outs, d));
+  return std::nullopt;
+}
+
+/// Allgather and Gather: all |in| = k; receivers' |out| = n * k.
+LoweringChecker::Failure LoweringChecker::checkGatherCounts(size_t t) {
+  const auto &members = lowering_.teams[t].devices;
+  const int64_t n = static_cast<int64_t>(members.size());
+  const int64_t k = p_.count(members[0]);
+  for (int64_t d : members)
+    if (p_.count(d) != k)
+      return fail(d, label(t) + " needs inputs of equal size but " + p_.name() + " holds " +
+                         std::to_string(k) + " on device " + std::to_string(members[0]) + " and " +
+                         std::to_string(p_.count(d)) + " on device " + std::to_string(d));
+  chunk_[t] = k;
+  return checkOutputs(t, n * k, std::to_string(n) + " x " + std::to_string(k));
+}
+
+/// Scatter: receivers' |out| = k; |in_root| = n * k.
+LoweringChecker::Failure LoweringChecker::checkScatterCounts(size_t t) {
+  const Team &team = lowering_.teams[t];
+  const int64_t n = static_cast<int64_t>(team.devices.size());
+  const int64_t root = *team.root;
+  const std::vector<int64_t> outs = receivers(t);
+  const int64_t k = outs.empty() ? p_.count(root) / n : c_.count(outs[0]);
+  if (auto f = checkOutputs(t, k, std::to_string(k)))
+    return f;
+  chunk_[t] = k;
+  if (p_.count(root) != n * k)
+    return fail(root, label(t) + " needs an input of " + std::to_string(n) + " x " +
+                          std::to_string(k) + " elements on the root but " + p_.name() + " holds " +
+                          std::to_string(p_.count(root)) + " on device " + std::to_string(root));
+  return std::nullopt;
+}
+
+/// AllToAll: all |in| = |out| = n * k.
+LoweringChecker::Failure LoweringChecker::checkAllToAllCounts(size_t t) {
+  const auto &members = lowering_.teams[t].devices;
+  const int64_t n = static_cast<int64_t>(members.size());
+  if (p_.count(members[0]) % n != 0)
+    return fail(members[0], label(t) + " needs inputs of " + std::to_string(n) +
+                                " equal chunks but " + countsStr(p_, members, members[0]));
+  const int64_t k = p_.count(members[0]) / n;
+  const std::string shape = std::to_string(n) + " x " + std::to_string(k);
+  for (int64_t d : members)
+    if (p_.count(d) != n * k)
+      return fail(d, label(t) + " needs inputs of " + shape + " elements but " +
+                         countsStr(p_, members, d));
+  chunk_[t] = k;
+  return checkOutputs(t, n * k, shape);
+}
+
+/// ReduceScatter: all |out| = k; every member's partial input = n * k.
+LoweringChecker::Failure LoweringChecker::checkReduceScatterCounts(size_t t) {
+  const auto &members = lowering_.teams[t].devices;
+  const int64_t n = static_cast<int64_t>(members.size());
+  const int64_t k = c_.count(members[0]);
+  if (auto f = checkOutputs(t, k, "equal size (" + std::to_string(k) + ")"))
+    return f;
+  for (int64_t d : members)
+    if (model_.partialCount(d) != n * k)
+      return fail(d, label(t) + " needs partial inputs of " + std::to_string(n) + " x " +
+                         std::to_string(k) + " elements but device " + std::to_string(d) +
+                         " has partials for " + std::to_string(model_.partialCount(d)) +
+                         " elements of " + c_.name());
+  return std::nullopt;
+}
+
+LoweringChecker::Failure LoweringChecker::checkTeamCounts(size_t t) {
+  const Team &team = lowering_.teams[t];
+  switch (kind_) {
+  case CommKind::Allgather:
+  case CommKind::Gather:
+    return checkGatherCounts(t);
+  case CommKind::Scatter:
+    return checkScatterCounts(t);
+  case CommKind::Broadcast: {
+    const int64_t in = p_.count(*team.root);
+    return checkOutputs(t, in, std::to_string(in));
+  }
+  case CommKind::AllToAll:
+    return checkAllToAllCounts(t);
+  case CommKind::Allreduce: {
+    const int64_t out = c_.count(team.devices[0]);
+    return checkOutputs(t, out, "equal size (" + std::to_string(out) + ")");
+  }
+  case CommKind::ReduceScatter:
+    return checkReduceScatterCounts(t);
+  default: // Reduce requires no counts.
+    return std::nullopt;
+  }
+}
+
+LoweringChecker::Failure LoweringChecker::checkSendRecvCounts() {
+  for (const auto &[dst, role] : roles_)
+    if (c_.count(dst) != p_.count(role.source))
+      return fail(dst, "SendRecv " + std::to_string(role.source) + " -> " + std::to_string(dst) +
+                           " needs an output of " + std::to_string(p_.count(role.source)) +
+                           " elements but " + c_.name() + " holds " +
+                           std::to_string(c_.count(dst)) + " on device " + std::to_string(dst));
+  return std::nullopt;
+}
+
+LoweringChecker::Failure LoweringChecker::checkAliasCounts() const {
+  for (int64_t d : c_.devices())
+    if (c_.count(d) != p_.count(d))
+      return fail(d, "alias needs " + c_.name() + " and " + p_.name() +
+                         " to hold as many elements on device " + std::to_string(d) + " but " +
+                         c_.name() + " holds " + std::to_string(c_.count(d)) + " and " + p_.name() +
+                         " " + std::to_string(p_.count(d)));
+  return std::nullopt;
+}
+
+LoweringChecker::Failure LoweringChecker::checkCounts() {
+  if (kind_ == CommKind::None)
+    return std::nullopt;
+  if (kind_ == CommKind::Alias)
+    return checkAliasCounts();
+  if (kind_ == CommKind::SendRecv)
+    return checkSendRecvCounts();
+  chunk_.assign(lowering_.teams.size(), 0);
+  for (size_t t = 0; t < lowering_.teams.size(); ++t)
+    if (auto f = checkTeamCounts(t))
+      return f;
+  return std::nullopt;
+}
+
+// Slots.
+
+std::optional<LoweringChecker::Source> LoweringChecker::deliver(int64_t d, const Role &role,
+                                                                int64_t position) const {
+  if (kind_ == CommKind::Alias || kind_ == CommKind::SendRecv)
+    return Source{role.source, position};
+  const Team &team = lowering_.teams[role.team];
+  const int64_t n = static_cast<int64_t>(team.devices.size());
+  const int64_t k = chunk_[role.team];
+  switch (kind_) {
+  case CommKind::Allgather:
+  case CommKind::Gather:
+    if (k == 0 || position / k >= n)
+      return std::nullopt;
+    return Source{team.devices[position / k], position % k};
+  case CommKind::Scatter:
+    return Source{*team.root, role.rank * k + position};
+  case CommKind::Broadcast:
+    return Source{*team.root, position};
+  case CommKind::AllToAll:
+    if (k == 0 || position / k >= n)
+      return std::nullopt;
+    return Source{team.devices[position / k], role.rank * k + position % k};
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Where each slot of `d`'s buffer sits in what the collective writes: the
+/// buffer itself, or, with a local permute, the temporary in rank-major order
+/// (chunk r holds the elements team[r] contributes, in the consumer's offset
+/// order), which the permute then moves into place.
+std::variant<std::vector<int64_t>, BruteResult>
+LoweringChecker::slotPositions(int64_t d, const Role &role) const {
+  const auto &slots = c_.buffer(d);
+  std::vector<int64_t> positions;
+  if (!lowering_.localPermute) {
+    for (const auto &slot : slots)
+      positions.push_back(slot.offset);
+    return positions;
+  }
+  const Team &team = lowering_.teams[role.team];
+  std::vector<int64_t> filled(team.devices.size(), 0);
+  for (const auto &slot : slots) {
+    auto needed = model_.needs(slot.element);
+    if (needed.size() != 1)
+      return BruteResult::unsupported("a local permute of a reduction edge is not modeled");
+    auto holder = std::find_if(team.devices.begin(), team.devices.end(),
+                               [&](int64_t m) { return p_.holds(m, needed[0]); });
+    if (holder == team.devices.end())
+      return failAt(d, slot.element, needed[0], slot.offset,
+                    "no member of " + label(role.team) + " holds " + p_.elementStr(needed[0]) +
+                        ", which " + c_.elementStr(slot.element) + " at offset " +
+                        std::to_string(slot.offset) + " on device " + std::to_string(d) +
+                        " needs " + heldByStr(p_.holders(needed[0])));
+    size_t rank = holder - team.devices.begin();
+    positions.push_back(static_cast<int64_t>(rank) * chunk_[role.team] + filled[rank]++);
+  }
+  return positions;
+}
+
+LoweringChecker::Failure LoweringChecker::checkLocal(int64_t d) const {
+  for (const auto &slot : c_.buffer(d))
+    for (int64_t x : model_.needs(slot.element)) {
+      if (p_.holds(d, x))
+        continue;
+      std::string who = kind_ == CommKind::None
+                            ? "device " + std::to_string(d)
+                            : "device " + std::to_string(d) + " receives nothing from the " +
+                                  commKindName(kind_) + " and";
+      return failAt(d, slot.element, x, slot.offset,
+                    who + " lacks " + p_.elementStr(x) + ", which " + c_.elementStr(slot.element) +
+                        " at offset " + std::to_string(slot.offset) + " needs " +
+                        heldByStr(p_.holders(x)));
+    }
+  return std::nullopt;
+}
+
+namespace {
+constexpr int64_t kNothing = -1; // Element numbers are >= 0.
+} // namespace
+
+BruteResult LoweringChecker::wrongDelivery(int64_t d, const Role &role, const BufferSlot &slot,
+                                           int64_t position, std::optional<Source> source,
+                                           int64_t delivered) const {
+  const auto expected = model_.needs(slot.element);
+  std::string what = !source                 ? "nothing (no member sends to that position)"
+                     : delivered == kNothing ? "nothing (offset " + std::to_string(source->offset) +
+                                                   " of " + p_.name() + " on device " +
+                                                   std::to_string(source->device) + " is empty)"
+                                             : p_.elementStr(delivered);
+  std::string where = lowering_.localPermute
+                          ? "slot " + std::to_string(position) + " of the temporary for offset "
+                          : "offset ";
+  std::string wanted = expected.size() == 1 ? p_.elementStr(expected[0])
+                                            : "the sum of " + std::to_string(expected.size()) +
+                                                  " elements of " + p_.name();
+  std::optional<int64_t> firstExpected;
+  if (!expected.empty())
+    firstExpected = expected[0];
+  return failAt(d, slot.element, firstExpected, slot.offset,
+                label(role.team) + " delivers " + what + " to " + where +
+                    std::to_string(slot.offset) + " of " + c_.name() + " on device " +
+                    std::to_string(d) + ", which expects " + wanted);
+}
+
+LoweringChecker::Failure LoweringChecker::checkDelivered(int64_t d, const Role &role) const {
+  auto positions = slotPositions(d, role);
+  if (auto *failed = std::get_if<BruteResult>(&positions))
+    return *failed;
+  const auto &slots = c_.buffer(d);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const int64_t position = std::get<std::vector<int64_t>>(positions)[i];
+    const auto expected = model_.needs(slots[i].element);
+    const auto source = deliver(d, role, position);
+    int64_t delivered = kNothing;
+    if (source)
+      delivered = p_.elementAtOffset(source->device, source->offset).value_or(kNothing);
+    // Exactly one element is expected: a reduction edge's sum is never
+    // delivered by a non-reduction collective.
+    if (expected.size() != 1 || delivered != expected[0])
+      return wrongDelivery(d, role, slots[i], position, source, delivered);
+  }
+  return std::nullopt;
+}
+
+LoweringChecker::Failure LoweringChecker::checkReduced(int64_t d, const Role &role) const {
+  const Team &team = lowering_.teams[role.team];
+  for (const auto &slot : c_.buffer(d)) {
+    const int64_t y = slot.element;
+    std::string at =
+        " at offset " + std::to_string(slot.offset) + " on device " + std::to_string(d);
+    // Allreduce sums position t of every member's buffer: each must be y.
+    for (int64_t m : team.devices) {
+      if (kind_ != CommKind::Allreduce)
+        break;
+      auto z = c_.elementAtOffset(m, slot.offset);
+      if (z == y)
+        continue;
+      std::string other = z ? c_.elementStr(*z) : std::string("nothing");
+      return failAt(d, y, std::nullopt, slot.offset,
+                    label(role.team) + " sums " + c_.elementStr(y) + at + " with " + other +
+                        " at offset " + std::to_string(slot.offset) + " on device " +
+                        std::to_string(m));
+    }
+    // Every needed element must be contributed by exactly one member.
+    for (int64_t x : model_.needs(y)) {
+      auto contributors = std::count_if(team.devices.begin(), team.devices.end(),
+                                        [&](int64_t m) { return p_.holds(m, x); });
+      if (contributors == 1)
+        continue;
+      std::string problem =
+          contributors == 0
+              ? " misses " + p_.elementStr(x) + ", which " + c_.elementStr(y) + at + " needs "
+              : " counts " + p_.elementStr(x) + " " + std::to_string(contributors) + " times for " +
+                    c_.elementStr(y) + at + " ";
+      return failAt(d, y, x, slot.offset, label(role.team) + problem + heldByStr(p_.holders(x)));
+    }
+  }
+  return std::nullopt;
+}
+
+LoweringChecker::Failure LoweringChecker::checkDevice(int64_t d) {
+  auto role = roles_.find(d);
+  if (kind_ == CommKind::None || role == roles_.end())
+    return checkLocal(d);
+  if (isReductionComm(kind_))
+    return checkReduced(d, role->second);
+  return checkDelivered(d, role->second);
+}
+
+BruteResult LoweringChecker::run() {
+  if (auto f = checkShape())
+    return *f;
+  if (auto f = checkLayouts())
+    return *f;
+  if (auto f = checkCounts())
+    return *f;
+  for (int64_t d : c_.devices())
+    if (auto f = checkDevice(d))
+      return *f;
+  return BruteResult::holding();
+}
+
+} // namespace
+
+BruteResult bruteCheckLowering(const EdgeModel &model, const Lowering &lowering) {
+  return LoweringChecker(model, lowering).run();
+}
+
+BruteResult bruteCheckLowering(const Fusion &fusion, const FusionEdge &edge,
+                               const Bindings &bindings, const Lowering &lowering) {
+  auto model = EdgeModel::build(fusion, edge, bindings);
+  if (auto *failed = std::get_if<BruteResult>(&model))
+    return *failed;
+  return bruteCheckLowering(std::get<EdgeModel>(model), lowering);
+}
+
+} // namespace shardcheck::bruteforce

@@ -1,0 +1,121 @@
+// A builder for fusions made in code; see FusionBuilder.h.
+#include "checker/bruteforce/FusionBuilder.h"
+
+#include <algorithm>
+
+namespace shardcheck::bruteforce {
+
+IdNum FusionBuilder::add(IterType type, Extent extent, ParallelType parallel) {
+  IterDomain id;
+  id.number = nextId_++;
+  id.iterType = type;
+  id.extent = std::move(extent);
+  id.parallel = parallel;
+  return fusion_.addIterDomain(std::move(id)).number;
+}
+
+IdNum FusionBuilder::iter(Extent extent, ParallelType parallel) {
+  return add(IterType::Iteration, std::move(extent), parallel);
+}
+
+IdNum FusionBuilder::broadcast(ParallelType parallel, std::optional<Extent> expanded) {
+  IdNum n = add(IterType::Broadcast, Extent::constant(1), parallel);
+  fusion_.id(n).expandedExtent = std::move(expanded);
+  return n;
+}
+
+IdNum FusionBuilder::reduction(Extent extent, ParallelType parallel) {
+  return add(IterType::Reduction, std::move(extent), parallel);
+}
+
+FusionBuilder::SplitIds FusionBuilder::split(IdNum in, Extent factor, bool innerSplit,
+                                             ParallelType outerParallel) {
+  IterType type = fusion_.id(in).iterType;
+  Extent rest = Extent::ceilDiv(fusion_.id(in).extent, factor);
+  SplitIds ids;
+  ids.outer = add(type, innerSplit ? rest : factor, outerParallel);
+  ids.inner = add(type, innerSplit ? factor : rest, ParallelType::Serial);
+  Transform t;
+  t.kind = Transform::Kind::Split;
+  t.inputs = {in};
+  t.outputs = {ids.outer, ids.inner};
+  t.factor = std::move(factor);
+  t.innerSplit = innerSplit;
+  fusion_.addTransform(std::move(t));
+  return ids;
+}
+
+IdNum FusionBuilder::merge(IdNum outer, IdNum inner) {
+  const auto &a = fusion_.id(outer);
+  bool broadcastOnly = a.isBroadcast() && fusion_.id(inner).isBroadcast();
+  IdNum out = add(broadcastOnly ? IterType::Broadcast : a.iterType,
+                  Extent::mul(a.extent, fusion_.id(inner).extent), ParallelType::Serial);
+  Transform t;
+  t.kind = Transform::Kind::Merge;
+  t.inputs = {outer, inner};
+  t.outputs = {out};
+  fusion_.addTransform(std::move(t));
+  return out;
+}
+
+IdNum FusionBuilder::unsupportedTransform(Transform::Kind kind, IdNum in) {
+  IdNum out = add(fusion_.id(in).iterType, fusion_.id(in).extent, ParallelType::Serial);
+  Transform t;
+  t.kind = kind;
+  t.inputs = {in};
+  t.outputs = {out};
+  fusion_.addTransform(std::move(t));
+  return out;
+}
+
+void FusionBuilder::parallelize(IdNum id, ParallelType parallel) {
+  fusion_.id(id).parallel = parallel;
+}
+
+TensorNum FusionBuilder::tensor(TensorSpec spec) {
+  TensorView tv;
+  tv.number = nextTensor_++;
+  tv.root = std::move(spec.root);
+  tv.logical = std::move(spec.logical);
+  tv.loop = spec.loop.empty() ? tv.logical : std::move(spec.loop);
+  tv.allocation = std::move(spec.allocation);
+  tv.mesh = std::move(spec.mesh);
+  tv.dtype = DataType::Float;
+  tv.hasTransformInfo = true;
+  return fusion_.addTensor(std::move(tv)).number;
+}
+
+void FusionBuilder::expr(OpKind kind, std::string op, std::vector<TensorNum> ins, TensorNum out,
+                         std::vector<bool> flags) {
+  Expr e;
+  e.kind = kind;
+  e.op = std::move(op);
+  for (TensorNum in : ins)
+    e.inputs.push_back(Operand::ofTensor(in));
+  e.outputs = {out};
+  e.flags = std::move(flags);
+  fusion_.addExpr(std::move(e));
+  // Inputs: tensors used but never defined; outputs: defined but never used.
+  auto &inputs = fusion_.inputs;
+  auto &outputs = fusion_.outputs;
+  for (TensorNum in : ins) {
+    outputs.erase(std::remove(outputs.begin(), outputs.end(), in), outputs.end());
+    bool defined = fusion_.producerExpr(in) != nullptr;
+    if (!defined && std::find(inputs.begin(), inputs.end(), in) == inputs.end())
+      inputs.push_back(in);
+  }
+  outputs.push_back(out);
+}
+
+FusionEdge FusionBuilder::edge(TensorNum producer, TensorNum consumer) const {
+  DiagnosticEngine diags;
+  auto graph = FusionGraph::build(fusion_, diags);
+  SC_ASSERT(graph, "FusionBuilder made a fusion whose graph does not build");
+  for (const auto &e : graph->edges())
+    if (e.producer == producer && e.consumer == consumer)
+      return e;
+  SC_ASSERT(false, "no edge T" + std::to_string(producer) + " -> T" + std::to_string(consumer));
+  return {};
+}
+
+} // namespace shardcheck::bruteforce

@@ -1,0 +1,47 @@
+// shardcheck's JSON IR: a documented, versioned, lossless form of a Document.
+//
+// The format is specified in docs/json-ir.md (format "shardcheck-ir", version
+// 1). Reading JSON produces exactly the Document the nvFuser reader produced
+// before it was written (dump -> JSON -> IR is identical to dump -> IR),
+// locations included. Malformed JSON, a wrong version or an inconsistent IR
+// (unknown IDs, duplicate numbers) is an InputError with a location.
+#pragma once
+
+#include "ir/Fusion.h"
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+
+namespace shardcheck {
+
+/// The format version written into and required from every JSON IR file.
+constexpr int kJsonIrVersion = 1;
+
+nlohmann::json documentToJson(const Document &doc);
+std::string documentToJsonText(const Document &doc);
+
+/// Reads JSON IR text. `file` is used in locations.
+Document documentFromJsonText(std::string_view text, const std::string &file);
+
+/// Structural equality of two documents (every field, locations included),
+/// used by the round-trip tests. On inequality, `why` says where.
+bool documentsEqual(const Document &a, const Document &b, std::string *why = nullptr);
+
+/// What a relaxed comparison may ignore.
+struct DocumentCompareOptions {
+  /// Skip every SourceLoc (node locations, tensor domain locations, fusion
+  /// locations). Document::file is still compared.
+  bool ignoreLocations = false;
+  /// Compare Fusion::transforms as a set (matched by their output IDs) and an
+  /// IterDomain's definition by the transform's content rather than its index:
+  /// a printed and re-read fusion lists transforms tensor by tensor, which
+  /// need not be the order the original was read in.
+  bool ignoreTransformOrder = false;
+};
+
+/// documentsEqual with some differences ignored (see DocumentCompareOptions).
+bool documentsEqual(const Document &a, const Document &b, const DocumentCompareOptions &options,
+                    std::string *why = nullptr);
+
+} // namespace shardcheck

@@ -1,0 +1,383 @@
+// Implementation of BlockBuilder; see BlockBuilder.h.
+#include "ir/reader/BlockBuilder.h"
+
+#include "ir/reader/Cursor.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace shardcheck::reader {
+
+namespace {
+
+[[noreturn]] void conflict(const std::string &message, const SourceLoc &here) {
+  throwInputError(kConflictError, message, here);
+}
+
+[[noreturn]] void structureError(const std::string &message, const SourceLoc &here) {
+  throwInputError(kParseError, message, here);
+}
+
+bool sameTransform(const Transform &a, const Transform &b) {
+  return a.kind == b.kind && a.inputs == b.inputs && a.outputs == b.outputs &&
+         a.factor == b.factor && a.innerSplit == b.innerSplit && a.left == b.left &&
+         a.right == b.right && a.detail == b.detail;
+}
+
+/// A key equal for expressions that print identically (locations aside).
+std::string exprKey(const Expr &e) {
+  std::string k = std::to_string(static_cast<int>(e.kind)) + "|" + e.op + "|";
+  for (TensorNum t : e.outputs)
+    k += "T" + std::to_string(t) + ",";
+  k += "|";
+  for (const auto &o : e.inputs)
+    k += o.tensor ? "T" + std::to_string(*o.tensor) + "," : "s" + o.scalar + ",";
+  k += "|";
+  for (bool f : e.flags)
+    k += f ? '1' : '0';
+  for (const auto &[key, value] : e.attrs)
+    k += "|" + key + "=" + value;
+  if (e.communication) {
+    const auto &c = *e.communication;
+    k += "|comm" + std::to_string(c.number) + "," + collectiveTypeName(c.type) + ",";
+    for (int64_t d : c.team)
+      k += std::to_string(d) + " ";
+    k += c.root ? std::to_string(*c.root) : "-";
+    k += "," + c.backend;
+  }
+  return k;
+}
+
+} // namespace
+
+std::string BlockBuilder::idListStr(const std::vector<IdNum> &ids) const {
+  std::string s = "(";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0)
+      s += ", ";
+    auto it = ids_.find(ids[i]);
+    s += it != ids_.end() ? it->second.str() : std::to_string(ids[i]);
+  }
+  return s + ")";
+}
+
+std::string BlockBuilder::transformStr(const Transform &t) const {
+  auto idStr = [&](IdNum n) {
+    auto it = ids_.find(n);
+    return it != ids_.end() ? it->second.str() : std::to_string(n);
+  };
+  std::string s = transformKindName(t.kind);
+  s += ": ";
+  for (size_t i = 0; i < t.inputs.size(); ++i)
+    s += (i ? ", " : "") + idStr(t.inputs[i]);
+  s += " -> ";
+  for (size_t i = 0; i < t.outputs.size(); ++i)
+    s += (i ? ", " : "") + idStr(t.outputs[i]);
+  return s;
+}
+
+void BlockBuilder::noteId(const IterDomain &id) {
+  auto [it, inserted] = ids_.emplace(id.number, id);
+  if (inserted)
+    return;
+  const IterDomain &old = it->second;
+  // Every print of one IterDomain is identical in nvFuser, so comparing the
+  // spellings compares iter type, parallel type, extents and suffixes.
+  if (old.str() != id.str())
+    conflict("IterDomain " + std::to_string(id.number) + " is printed as '" + id.str() +
+                 "' here but as '" + old.str() + "' at " + old.loc.str(),
+             id.loc);
+}
+
+void BlockBuilder::noteTensor(const TensorPrint &print) {
+  auto it = tensors_.find(print.number);
+  if (it == tensors_.end()) {
+    tensors_.emplace(print.number, TensorFacts{print, std::nullopt});
+    return;
+  }
+  TensorPrint &old = it->second.print;
+  std::string name = "T" + std::to_string(print.number);
+  if (old.loop != print.loop)
+    conflict(name + " is printed with loop domain " + idListStr(print.loop) + " here but " +
+                 idListStr(old.loop) + " at " + old.loc.str(),
+             print.loc);
+  if (old.dtype != DataType::Unknown && print.dtype != DataType::Unknown &&
+      old.dtype != print.dtype)
+    conflict(name + " is printed with data type " + dataTypeName(print.dtype) + " here but " +
+                 dataTypeName(old.dtype) + " at " + old.loc.str(),
+             print.loc);
+  if (old.mesh && print.mesh && *old.mesh != *print.mesh)
+    conflict(name + " is printed with " + print.mesh->str() + " here but " + old.mesh->str() +
+                 " at " + old.loc.str(),
+             print.loc);
+  // Prints without a dtype or mesh (older styles, some host IR lines) add
+  // nothing; later prints may fill in what earlier ones left out.
+  if (old.dtype == DataType::Unknown)
+    old.dtype = print.dtype;
+  if (!old.mesh)
+    old.mesh = print.mesh;
+  if (!old.caPos)
+    old.caPos = print.caPos;
+  if (!old.producePos)
+    old.producePos = print.producePos;
+}
+
+void BlockBuilder::mergeDomains(const TensorFacts &facts, const DomainPrint &d) const {
+  const DomainPrint &old = *facts.domains;
+  std::string name = "T" + std::to_string(facts.print.number);
+  auto differ = [&](const char *what, const std::vector<IdNum> &now,
+                    const std::vector<IdNum> &before) {
+    if (now != before)
+      conflict("the " + std::string(what) + " domain of " + name + " is " + idListStr(now) +
+                   " here but " + idListStr(before) + " at " + old.loc.str(),
+               d.loc);
+  };
+  differ("root", d.root, old.root);
+  differ("logical", d.logical, old.logical);
+  differ("allocation", d.allocation, old.allocation);
+  if (d.sawContiguity && old.sawContiguity && d.contiguity != old.contiguity)
+    conflict("the contiguity of " + name + " differs from its entry at " + old.loc.str(),
+             d.contiguityLoc);
+}
+
+void BlockBuilder::noteDomains(TensorNum tensor, DomainPrint d) {
+  TensorFacts &facts = tensors_.at(tensor);
+  std::string name = "T" + std::to_string(tensor);
+  // Old dumps print a root domain for every tensor and a logical (`rfactor`)
+  // domain only when it differs: then the printed root is the logical domain.
+  if (!d.sawLogical) {
+    d.logical = d.root;
+    d.logicalLoc = d.rootLoc;
+    d.root.clear();
+  } else if (d.root == d.logical) {
+    d.root.clear();
+  }
+  if (d.loop && *d.loop != facts.print.loop)
+    conflict("the loop domain of " + name + " is " + idListStr(*d.loop) +
+                 " but its header prints " + idListStr(facts.print.loop) + " at " +
+                 facts.print.loc.str(),
+             d.loopLoc);
+  if (facts.domains) {
+    mergeDomains(facts, d);
+    return;
+  }
+  facts.domains = std::move(d);
+}
+
+void BlockBuilder::checkTransformShape(const Transform &t) const {
+  std::vector<IdNum> all = t.inputs;
+  all.insert(all.end(), t.outputs.begin(), t.outputs.end());
+  std::vector<IdNum> sorted = all;
+  std::sort(sorted.begin(), sorted.end());
+  auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+  if (dup != sorted.end())
+    structureError("IterDomain " + std::to_string(*dup) + " appears twice in '" +
+                       transformStr(t) + "'",
+                   t.loc);
+}
+
+void BlockBuilder::noteTransform(Transform t) {
+  checkTransformShape(t);
+  for (IdNum out : t.outputs) {
+    auto it = definedBy_.find(out);
+    if (it == definedBy_.end())
+      continue;
+    const Transform &old = transforms_[it->second];
+    if (sameTransform(old, t))
+      return; // The same transform printed again (another entry of a tensor).
+    conflict("IterDomain " + ids_.at(out).str() + " is defined by '" + transformStr(t) +
+                 "' here but by '" + transformStr(old) + "' at " + old.loc.str(),
+             t.loc);
+  }
+  for (IdNum out : t.outputs)
+    definedBy_[out] = transforms_.size();
+  transforms_.push_back(std::move(t));
+}
+
+size_t BlockBuilder::noteExpr(Expr e) {
+  std::string key = exprKey(e);
+  auto it = exprIndex_.find(key);
+  if (it != exprIndex_.end())
+    return it->second;
+  exprs_.push_back(std::move(e));
+  exprIndex_.emplace(std::move(key), exprs_.size() - 1);
+  return exprs_.size() - 1;
+}
+
+void BlockBuilder::setInputs(std::vector<TensorNum> inputs) { inputs_ = std::move(inputs); }
+void BlockBuilder::setOutputs(std::vector<TensorNum> outputs) { outputs_ = std::move(outputs); }
+
+void BlockBuilder::checkNoCycles() const {
+  // Iterative DFS over "defined from" edges: a malicious dump may chain
+  // thousands of transforms, which must not exhaust the stack.
+  enum : char { Unseen, Active, Done };
+  std::map<IdNum, char> state;
+  for (const auto &[start, unused] : definedBy_) {
+    if (state[start] != Unseen)
+      continue;
+    std::vector<std::pair<IdNum, size_t>> stack{{start, 0}};
+    state[start] = Active;
+    while (!stack.empty()) {
+      auto &[id, next] = stack.back();
+      auto def = definedBy_.find(id);
+      const std::vector<IdNum> *inputs =
+          def != definedBy_.end() ? &transforms_[def->second].inputs : nullptr;
+      if (!inputs || next >= inputs->size()) {
+        state[id] = Done;
+        stack.pop_back();
+        continue;
+      }
+      IdNum in = (*inputs)[next++];
+      if (state[in] == Active)
+        structureError("transforms form a cycle through IterDomain " + ids_.at(in).str(),
+                       transforms_[def->second].loc);
+      if (state[in] == Unseen) {
+        state[in] = Active;
+        stack.emplace_back(in, 0);
+      }
+    }
+  }
+}
+
+std::optional<IdNum> BlockBuilder::firstUnderived(const std::vector<IdNum> &ids,
+                                                  const std::set<IdNum> &base) const {
+  for (IdNum top : ids) {
+    std::vector<IdNum> work{top};
+    std::set<IdNum> seen;
+    while (!work.empty()) {
+      IdNum id = work.back();
+      work.pop_back();
+      if (base.count(id) || !seen.insert(id).second)
+        continue;
+      auto def = definedBy_.find(id);
+      if (def != definedBy_.end()) {
+        for (IdNum in : transforms_[def->second].inputs)
+          work.push_back(in);
+        continue;
+      }
+      // nvFuser may add broadcast IDs to a loop domain that no logical ID
+      // produces (TensorDomain::broadcast); anything else must be derived.
+      if (!ids_.at(id).isBroadcast())
+        return top;
+    }
+  }
+  return std::nullopt;
+}
+
+void BlockBuilder::checkDerived(const TensorFacts &facts) const {
+  const DomainPrint &d = *facts.domains;
+  std::string name = "T" + std::to_string(facts.print.number);
+  auto complain = [&](IdNum id, const char *domain, const char *from, const SourceLoc &at) {
+    structureError(std::string("the ") + domain + " domain of " + name + " contains " +
+                       ids_.at(id).str() + ", which is not derived from its " + from +
+                       " domain",
+                   at.known() ? at : d.loc);
+  };
+  if (!d.root.empty()) {
+    std::set<IdNum> root(d.root.begin(), d.root.end());
+    if (auto bad = firstUnderived(d.logical, root))
+      complain(*bad, "logical", "root", d.logicalLoc);
+  }
+  std::set<IdNum> base(d.logical.begin(), d.logical.end());
+  base.insert(d.root.begin(), d.root.end());
+  if (auto bad = firstUnderived(d.allocation, base))
+    complain(*bad, "allocation", "logical", d.allocationLoc);
+  if (auto bad = firstUnderived(facts.print.loop, base))
+    complain(*bad, "loop", "logical", d.loopLoc.known() ? d.loopLoc : facts.print.loc);
+}
+
+void BlockBuilder::checkContiguity(const TensorFacts &facts) const {
+  const DomainPrint &d = *facts.domains;
+  if (!d.sawContiguity)
+    return;
+  size_t expected = d.allocation.empty() ? d.logical.size() : d.allocation.size();
+  if (d.contiguity.size() != expected)
+    structureError("the contiguity of T" + std::to_string(facts.print.number) + " has " +
+                       std::to_string(d.contiguity.size()) + " entries, expected " +
+                       std::to_string(expected) + " (one per " +
+                       (d.allocation.empty() ? "logical" : "allocation") + " IterDomain)",
+                   d.contiguityLoc);
+}
+
+TensorView BlockBuilder::makeTensorView(const TensorFacts &facts) const {
+  const TensorPrint &p = facts.print;
+  TensorView tv;
+  tv.number = p.number;
+  tv.memory = p.memory;
+  tv.dtype = p.dtype;
+  tv.loop = p.loop;
+  tv.mesh = p.mesh;
+  tv.caPos = p.caPos;
+  tv.producePos = p.producePos;
+  tv.loc = p.loc;
+  if (facts.domains) {
+    const DomainPrint &d = *facts.domains;
+    tv.root = d.root;
+    tv.logical = d.logical;
+    tv.allocation = d.allocation;
+    tv.contiguity = d.contiguity;
+    tv.hasTransformInfo = true;
+    tv.domainsLoc = d.loc;
+  } else {
+    // Without a TransformPrinter entry the printed (loop) domain is all we
+    // know: take it as the logical domain too.
+    tv.logical = p.loop;
+  }
+  return tv;
+}
+
+void BlockBuilder::inferInputsAndOutputs(Fusion &f) const {
+  // Dumps without an `Inputs:`/`Outputs:` header (a bare `%kernel {`):
+  // inputs are tensors used but never defined, outputs tensors defined but
+  // never used, each in order of first appearance.
+  std::set<TensorNum> defined, used;
+  for (const Expr &e : exprs_) {
+    defined.insert(e.outputs.begin(), e.outputs.end());
+    for (TensorNum t : e.tensorInputs())
+      used.insert(t);
+  }
+  std::set<TensorNum> seen;
+  for (const Expr &e : exprs_)
+    for (TensorNum t : e.tensorInputs())
+      if (!defined.count(t) && seen.insert(t).second)
+        f.inputs.push_back(t);
+  for (const Expr &e : exprs_)
+    for (TensorNum t : e.outputs)
+      if (!used.count(t) && seen.insert(t).second)
+        f.outputs.push_back(t);
+}
+
+Fusion BlockBuilder::build() const {
+  checkNoCycles();
+  for (const auto &[num, facts] : tensors_) {
+    if (!facts.domains)
+      continue;
+    checkContiguity(facts);
+    checkDerived(facts);
+  }
+
+  Fusion f;
+  f.kind = kind_;
+  f.loc = loc_;
+  for (const auto &[num, id] : ids_) {
+    IterDomain copy = id;
+    copy.definition.reset();
+    f.addIterDomain(std::move(copy));
+  }
+  for (const Transform &t : transforms_)
+    f.addTransform(t);
+  for (const auto &[num, facts] : tensors_)
+    f.addTensor(makeTensorView(facts));
+  for (const Expr &e : exprs_)
+    f.addExpr(e);
+  if (inputs_)
+    f.inputs = *inputs_;
+  if (outputs_)
+    f.outputs = *outputs_;
+  if (!inputs_ && !outputs_ && kind_ != BlockKind::TransformsOnly)
+    inferInputsAndOutputs(f);
+  f.groups = groups_;
+  return f;
+}
+
+} // namespace shardcheck::reader

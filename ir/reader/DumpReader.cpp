@@ -1,0 +1,49 @@
+// Entry points of the nvFuser dump reader; see DumpReader.h. The parsing
+// itself lives in Parser.h and its Parse*.cpp files; JSON IR is read by
+// ir/json (documentFromJsonText).
+#include "ir/reader/DumpReader.h"
+
+#include "ir/Json.h"
+#include "ir/reader/Parser.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace shardcheck {
+
+Document readNvFuserDump(std::string_view text, const std::string &file) {
+  reader::Source source(text, file);
+  reader::Parser parser(source);
+  return parser.run();
+}
+
+Document readDocument(std::string_view text, const std::string &file) {
+  for (char c : text) {
+    if (reader::isInlineSpace(c) || c == '\n')
+      continue;
+    if (c == '{')
+      return documentFromJsonText(text, file);
+    break;
+  }
+  return readNvFuserDump(text, file);
+}
+
+Document readDocumentFile(const std::string &path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throwInputError("io", "cannot read '" + path + "': it is a directory", SourceLoc{path, 0, 0});
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throwInputError("io", "cannot read '" + path + "': " + std::strerror(errno),
+                    SourceLoc{path, 0, 0});
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad())
+    throwInputError("io", "error while reading '" + path + "'", SourceLoc{path, 0, 0});
+  return readDocument(text.str(), path);
+}
+
+} // namespace shardcheck

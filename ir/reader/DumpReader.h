@@ -1,0 +1,34 @@
+// Reader for nvFuser's text dumps (every style listed in NVFUSER_DUMPS.md) and
+// for shardcheck's JSON IR.
+//
+// A file may hold several blocks (`%kernel_math`, `%kernel` with its
+// TransformPrinter, transforms-only sections, `%HostIrContainer`, segmented
+// fusions) with unrelated log lines between them; each fusion-like block
+// becomes one Fusion of the Document. A transforms-only section that follows a
+// fusion block adds domains to that fusion's tensors; on its own it forms a
+// fusion without expressions. The same tensor printed in several places is one
+// tensor; conflicting facts are an error.
+//
+// Lines starting with `// EXPECT` (golden-test expectations) are skipped.
+// Malformed input throws InputError located at FILE:LINE:COL naming what was
+// expected; nothing partial is returned. This reader does not lint or check.
+#pragma once
+
+#include "ir/Fusion.h"
+
+#include <string>
+#include <string_view>
+
+namespace shardcheck {
+
+/// Reads text as an nvFuser dump, or as JSON IR when its first non-blank
+/// character is `{`. `file` is used in locations only.
+Document readDocument(std::string_view text, const std::string &file);
+
+/// Reads a file from disk; an unreadable file is an InputError.
+Document readDocumentFile(const std::string &path);
+
+/// Reads nvFuser dump text only (no JSON detection).
+Document readNvFuserDump(std::string_view text, const std::string &file);
+
+} // namespace shardcheck

@@ -1,0 +1,631 @@
+// Parsing of expression statements (`T2 = Set( T1, ... )`, `T5 = T3 + T4;`,
+// `T3 = broadcast( T2, flags = {...} )`, ...) and host IR `Communication`
+// lines into Exprs. See Parser.h; the op table below maps printed op names
+// to OpKind. Ops with no specific kind (pad, cat, sdpa, ...) are read as
+// OpKind::Other with their tensor operands.
+#include "ir/reader/Parser.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+namespace shardcheck::reader {
+
+namespace {
+
+constexpr std::array<std::string_view, 18> kBinaryOperators{
+    "<<", ">>", "==", ">=", "<=", "!=", "&&", "||", "+", "-", "*", "/", "%", ">", "<", "&", "|", "^"};
+
+/// Host IR statements `T = NAME(...)` that only manage memory or streams.
+constexpr std::array<std::string_view, 6> kHostOnlyRhs{
+    "ALLOCATE", "ShardByStream", "HirAliasSelect", "GetCurrentStream", "Deallocate", "LaunchKernel"};
+
+constexpr std::array<std::string_view, 9> kLoadStoreOps{
+    "LdMatrix", "LdMatrixTranspose", "CpAsync", "CpAsyncBulk", "CpAsyncBulkTensorTile",
+    "StMatrix", "LdTMem", "StTMem", "CpAsyncBulkTensorTileStore"};
+
+constexpr std::array<std::string_view, 22> kNamedBinaryOps{
+    "max",  "min",      "fmax", "fmin",    "pow", "remainder", "atan2", "fmod",
+    "ceilDiv", "div",   "gcd",  "complex", "mod", "nextafter", "lshift", "rshift",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "truediv"};
+
+constexpr std::array<std::string_view, 3> kTernaryOps{"clamp", "lerp", "threshold"};
+
+/// Tensor ops with no specific OpKind; some end with `;` like pointwise ops.
+constexpr std::array<std::string_view, 20> kOtherOps{
+    "pad",         "cat",        "slice",         "select",        "full",
+    "iota",        "sdpa",       "sdpa_bwd",      "eye",           "indexSelect",
+    "torchGather", "takeAlongAxis", "scatter",    "indexPutAccumulate", "rng_uniform",
+    "rng_normal",  "argsort",    "topk",          "embedding_fwd", "grouped_mm"};
+
+template <size_t N> bool contains(const std::array<std::string_view, N> &set, std::string_view s) {
+  return std::find(set.begin(), set.end(), s) != set.end();
+}
+
+/// Whether `name` (or `name` without its float suffix `f`) is in `set`.
+template <size_t N>
+bool containsMaybeF(const std::array<std::string_view, N> &set, std::string_view name) {
+  return contains(set, name) || (name.size() > 1 && name.back() == 'f' &&
+                                 contains(set, name.substr(0, name.size() - 1)));
+}
+
+bool isCastName(std::string_view name) {
+  // `__to_float`, `__bfloat2float`, `__float2half`, ...
+  return name.substr(0, 2) == "__" &&
+         (name.substr(0, 5) == "__to_" || name.find('2') != std::string_view::npos);
+}
+
+std::optional<std::string_view> matchBinaryOperator(const Cursor &c) {
+  for (std::string_view op : kBinaryOperators)
+    if (c.startsWith(op) && !(op == "-" && c.peek(1) == '>'))
+      return op;
+  return std::nullopt;
+}
+
+/// The kind a call-style op has by its printed name, or nullopt when only its
+/// operand count can tell (unknown pointwise op names).
+std::optional<OpKind> kindOfName(std::string_view name) {
+  if (name == "Set")
+    return OpKind::Set;
+  if (name.size() > 8 && name.substr(name.size() - 8) == ".Permute")
+    return OpKind::Permute;
+  if (name == "SegmenterSet")
+    return OpKind::SegmenterSet;
+  if (contains(kLoadStoreOps, name))
+    return OpKind::LoadStore;
+  if (name == "broadcast")
+    return OpKind::Broadcast;
+  if (name == "squeeze")
+    return OpKind::Squeeze;
+  if (name == "expand")
+    return OpKind::Expand;
+  if (name == "reduction")
+    return OpKind::Reduction;
+  if (name == "reshape" || name == "view")
+    return OpKind::Reshape;
+  if (name == "matmul")
+    return OpKind::Matmul;
+  if (name == "linear")
+    return OpKind::Linear;
+  if (name == "where")
+    return OpKind::Where;
+  if (containsMaybeF(kTernaryOps, name))
+    return OpKind::Ternary;
+  if (containsMaybeF(kNamedBinaryOps, name))
+    return OpKind::Binary;
+  if (isCastName(name))
+    return OpKind::Cast;
+  if (contains(kOtherOps, name))
+    return OpKind::Other;
+  return std::nullopt;
+}
+
+/// Unknown names: pointwise ops end with `;` and take 1-3 operands; anything
+/// else (pad, cat, slice, full, iota, sdpa, ...) is Other.
+OpKind kindOfUnknown(const Rhs &rhs, size_t operands, bool hasOtherArgs) {
+  if (!rhs.semicolon || hasOtherArgs)
+    return OpKind::Other;
+  switch (operands) {
+  case 1:
+    return OpKind::Unary;
+  case 2:
+    return OpKind::Binary;
+  case 3:
+    return OpKind::Ternary;
+  default:
+    return OpKind::Other;
+  }
+}
+
+bool takesOneTensor(OpKind k) {
+  switch (k) {
+  case OpKind::Set:
+  case OpKind::Permute:
+  case OpKind::SegmenterSet:
+  case OpKind::LoadStore:
+  case OpKind::Broadcast:
+  case OpKind::Squeeze:
+  case OpKind::Expand:
+  case OpKind::Reduction:
+  case OpKind::Reshape:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::string lower(std::string s) {
+  for (char &ch : s)
+    if (ch >= 'A' && ch <= 'Z')
+      ch = static_cast<char>(ch - 'A' + 'a');
+  return s;
+}
+
+} // namespace
+
+void Parser::failAfter(size_t offset, bool crossedLine, const std::string &what) const {
+  // When the expected token would have ended the previous line, point there
+  // rather than at whatever the next line starts with.
+  if (crossedLine)
+    c_.failAt(offset, "expected " + what + ", found end of line");
+  c_.failExpected(what);
+}
+
+std::optional<size_t> Parser::parseStatement(bool hostIr) {
+  size_t start = c_.pos();
+  std::vector<TensorNum> outputs;
+  while (true) {
+    outputs.push_back(parseTensor().number);
+    size_t after = c_.pos();
+    bool crossed = c_.skipBlank();
+    if (c_.accept(",")) {
+      c_.skipBlank();
+      if (!atTensorStart())
+        c_.failExpected("another output tensor after ','");
+      continue;
+    }
+    if (c_.peek() == '=' && c_.peek(1) != '=')
+      break;
+    failAfter(after, crossed, "'=' after the output T" + std::to_string(outputs.back()));
+  }
+  c_.advance(); // '='
+  c_.skipBlank();
+  std::string outName = "T" + std::to_string(outputs.front());
+  if (hostIr) {
+    Cursor look = c_;
+    std::string_view name = look.parseIdentifier();
+    if (contains(kHostOnlyRhs, name)) {
+      c_.skipToLineEnd(); // Memory and stream management: nothing to check.
+      return std::nullopt;
+    }
+  }
+  Rhs rhs = parseRhs(outName);
+  c_.skipSpaces();
+  if (!c_.atLineEnd())
+    c_.failExpected("end of line after the statement defining " + outName);
+  Expr e = makeExpr(std::move(outputs), std::move(rhs), c_.locAt(start));
+  return cur_->noteExpr(std::move(e));
+}
+
+Rhs Parser::parseRhs(const std::string &outName) {
+  size_t start = c_.pos();
+  Rhs rhs;
+  rhs.opOffset = start;
+  char ch = c_.peek();
+  if (atTensorStart())
+    return parseInlineRest(parseOperand());
+  if ((ch == '-' || ch == '!' || ch == '~') && c_.peek(1) == 'T') {
+    rhs.form = Rhs::Form::Prefix;
+    rhs.op = std::string(1, ch);
+    c_.advance();
+    rhs.args.push_back(parseOperand());
+    c_.skipSpaces();
+    c_.expect(";", "to end the statement defining " + outName);
+    rhs.semicolon = true;
+    return rhs;
+  }
+  if (ch == '(' && tryCStyleCast(rhs))
+    return rhs;
+  if (isIdentStart(ch)) {
+    Cursor save = c_;
+    while (isIdentChar(c_.peek()) || c_.peek() == '.')
+      c_.advance();
+    if (c_.peek() == '(') {
+      rhs.op = std::string(c_.source().text().substr(start, c_.pos() - start));
+      return parseCallRest(std::move(rhs), start);
+    }
+    c_ = save;
+  }
+  if (isIdentChar(ch) || ch == '.' || ch == '(' || ch == '-')
+    return parseInlineRest(parseOperand());
+  c_.failExpected("an expression defining " + outName);
+}
+
+Rhs Parser::parseCallRest(Rhs rhs, size_t start) {
+  rhs.form = Rhs::Form::Call;
+  rhs.args = parseCallArgs(rhs.op);
+  Cursor afterCall = c_;
+  // `double(2)` may be the scalar left operand of an inline binary op, whose
+  // operator nvFuser prints at the start of the next line.
+  c_.skipSpaces();
+  if (c_.peek() == '\n') {
+    c_.advance();
+    c_.skipSpaces();
+  }
+  if (matchBinaryOperator(c_) && rhs.op.find('.') == std::string::npos) {
+    c_.setPos(start);
+    return parseInlineRest(parseOperand());
+  }
+  c_ = afterCall;
+  c_.skipSpaces();
+  rhs.semicolon = c_.accept(";");
+  return rhs;
+}
+
+Rhs Parser::parseInlineRest(CallArg lhs) {
+  Rhs rhs;
+  rhs.form = Rhs::Form::Inline;
+  size_t after = c_.pos();
+  bool crossed = c_.skipBlank();
+  auto op = matchBinaryOperator(c_);
+  if (!op)
+    failAfter(after, crossed, "a binary operator (such as '+') after the first operand");
+  rhs.op = std::string(*op);
+  rhs.opOffset = c_.pos();
+  c_.advance(op->size());
+  c_.skipBlank();
+  rhs.args.push_back(std::move(lhs));
+  rhs.args.push_back(parseOperand());
+  c_.skipSpaces();
+  c_.expect(";", "to end the binary expression");
+  rhs.semicolon = true;
+  return rhs;
+}
+
+bool Parser::tryCStyleCast(Rhs &rhs) {
+  // `(float)(T0_g[...])` as printed before mid 2025.
+  Cursor save = c_;
+  size_t start = c_.pos();
+  c_.advance();
+  size_t typeStart = c_.pos();
+  while (isIdentChar(c_.peek()) || c_.peek() == ':' || c_.peek() == '<' || c_.peek() == '>')
+    c_.advance();
+  size_t typeEnd = c_.pos();
+  if (typeEnd == typeStart || !c_.accept(")") || !c_.accept("(")) {
+    c_ = save;
+    return false;
+  }
+  c_.skipBlank();
+  if (!atTensorStart()) {
+    c_ = save;
+    return false;
+  }
+  rhs.form = Rhs::Form::CStyleCast;
+  rhs.op = "(" + std::string(c_.source().text().substr(typeStart, typeEnd - typeStart)) + ")";
+  rhs.opOffset = start;
+  rhs.args.push_back(parseOperand());
+  c_.skipBlank();
+  c_.expect(")", "to close the cast operand");
+  c_.skipSpaces();
+  c_.expect(";", "to end the cast");
+  rhs.semicolon = true;
+  return true;
+}
+
+CallArg Parser::parseOperand() {
+  CallArg arg;
+  arg.offset = c_.pos();
+  if (atTensorStart()) {
+    arg.kind = CallArg::Kind::Tensor;
+    arg.tensor = parseTensor().number;
+    return arg;
+  }
+  arg.kind = CallArg::Kind::Scalar;
+  arg.text = parseScalarText();
+  return arg;
+}
+
+void Parser::scanGroup() {
+  // A bracketed group on one line, e.g. `(0)`, `{false, true}`, `iS3{4}`'s
+  // braces; nesting is counted, mismatches are errors.
+  std::string closers;
+  size_t start = c_.pos();
+  do {
+    char ch = c_.peek();
+    if (c_.atLineEnd())
+      c_.failExpected("'" + std::string(1, closers.back()) + "' to close the '" +
+                      std::string(1, c_.source().text()[start]) + "' opened at column " +
+                      std::to_string(c_.locAt(start).column));
+    if (ch == '(' || ch == '[' || ch == '{')
+      closers.push_back(ch == '(' ? ')' : ch == '[' ? ']' : '}');
+    else if (ch == ')' || ch == ']' || ch == '}') {
+      if (ch != closers.back())
+        c_.failExpected("'" + std::string(1, closers.back()) + "'");
+      closers.pop_back();
+    }
+    c_.advance();
+  } while (!closers.empty());
+}
+
+std::string Parser::parseScalarText() {
+  size_t start = c_.pos();
+  c_.accept("-");
+  if (c_.peek() == '(') {
+    scanGroup();
+    if (c_.peek() == '(')
+      scanGroup(); // `(double)(i3)`
+  } else if (isIdentChar(c_.peek()) || c_.peek() == '.') {
+    bool number = isDigit(c_.peek()) || c_.peek() == '.';
+    while (isIdentChar(c_.peek()) || c_.peek() == '.') {
+      char prev = c_.peek();
+      c_.advance();
+      // An exponent sign (`1e-05`) belongs to the number.
+      if (number && (prev == 'e' || prev == 'E') && (c_.peek() == '+' || c_.peek() == '-') &&
+          isDigit(c_.peek(1)))
+        c_.advance();
+    }
+    if (c_.peek() == '(')
+      scanGroup(); // `float(0)`
+  } else {
+    c_.failExpected("an operand (a tensor or a scalar)");
+  }
+  return std::string(c_.source().text().substr(start, c_.pos() - start));
+}
+
+std::string Parser::scanRawArg() {
+  size_t start = c_.pos();
+  while (!c_.atLineEnd() && c_.peek() != ',' && c_.peek() != ')') {
+    char ch = c_.peek();
+    if (ch == '(' || ch == '[' || ch == '{')
+      scanGroup();
+    else if (ch == ']' || ch == '}')
+      c_.failExpected("an argument (unbalanced '" + std::string(1, ch) + "')");
+    else
+      c_.advance();
+  }
+  return std::string(trim(c_.source().text().substr(start, c_.pos() - start)));
+}
+
+std::optional<std::string> Parser::tryParseKey() {
+  // `cache_op=`, `op = `, `initial value = `: words, then a lone '='.
+  Cursor save = c_;
+  std::string key;
+  while (true) {
+    std::string_view word = c_.parseIdentifier();
+    if (word.empty())
+      break;
+    key += (key.empty() ? "" : " ") + std::string(word);
+    c_.skipSpaces();
+    if (c_.peek() == '=' && c_.peek(1) != '=') {
+      c_.advance();
+      c_.skipSpaces();
+      return key;
+    }
+  }
+  c_ = save;
+  return std::nullopt;
+}
+
+CallArg Parser::parseCallArg(const std::string &name) {
+  CallArg arg;
+  arg.offset = c_.pos();
+  if (atTensorStart())
+    return parseOperand();
+  if (c_.peek() == '{') {
+    arg.kind = CallArg::Kind::Braced;
+    scanGroup();
+    arg.text = std::string(c_.source().text().substr(arg.offset, c_.pos() - arg.offset));
+    return arg;
+  }
+  if (auto key = tryParseKey()) {
+    arg.kind = CallArg::Kind::KeyValue;
+    arg.key = *key;
+    arg.valueOffset = c_.pos();
+    if (atTensorStart())
+      arg.tensor = parseTensor().number;
+    else
+      arg.text = scanRawArg();
+    if (!arg.tensor && arg.text.empty())
+      c_.failExpected("a value after '" + arg.key + " ='");
+    return arg;
+  }
+  arg.kind = CallArg::Kind::Scalar;
+  arg.text = scanRawArg();
+  if (arg.text.empty())
+    c_.failExpected("an argument of " + name);
+  return arg;
+}
+
+std::vector<CallArg> Parser::parseCallArgs(const std::string &name) {
+  c_.expect("(", "after '" + name + "'");
+  std::vector<CallArg> args;
+  c_.skipBlank();
+  if (c_.accept(")"))
+    return args;
+  while (true) {
+    args.push_back(parseCallArg(name));
+    size_t after = c_.pos();
+    bool crossed = c_.skipBlank();
+    if (c_.accept(",")) {
+      c_.skipBlank();
+      continue;
+    }
+    if (c_.accept(")"))
+      return args;
+    failAfter(after, crossed, "',' or ')' in the arguments of " + name);
+  }
+}
+
+std::vector<bool> Parser::parseFlags(const CallArg &arg) {
+  // `{false, true}`; the value text starts at arg.valueOffset.
+  std::vector<bool> flags;
+  std::string_view text = arg.text;
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}')
+    c_.failAt(arg.valueOffset, "expected flags like '{false, true}', found '" + excerpt(text) + "'");
+  size_t i = 1;
+  while (i + 1 < text.size()) {
+    while (i + 1 < text.size() && (isInlineSpace(text[i]) || text[i] == ','))
+      ++i;
+    size_t start = i;
+    while (i + 1 < text.size() && !isInlineSpace(text[i]) && text[i] != ',')
+      ++i;
+    std::string_view item = text.substr(start, i - start);
+    if (item.empty())
+      break;
+    if (item == "true" || item == "1")
+      flags.push_back(true);
+    else if (item == "false" || item == "0")
+      flags.push_back(false);
+    else
+      c_.failAt(arg.valueOffset + start,
+                "expected 'true' or 'false' in the flags, found '" + excerpt(item) + "'");
+  }
+  return flags;
+}
+
+Expr Parser::makeExpr(std::vector<TensorNum> outputs, Rhs rhs, const SourceLoc &loc) {
+  Expr e;
+  e.loc = loc;
+  e.outputs = std::move(outputs);
+  e.op = rhs.op;
+  size_t positional = 0;
+  bool hasOtherArgs = false; // Braced or key=value arguments.
+  for (const CallArg &a : rhs.args) {
+    switch (a.kind) {
+    case CallArg::Kind::Tensor:
+      e.inputs.push_back(Operand::ofTensor(*a.tensor));
+      ++positional;
+      break;
+    case CallArg::Kind::Scalar:
+      e.inputs.push_back(Operand::ofScalar(a.text));
+      ++positional;
+      break;
+    case CallArg::Kind::Braced:
+      hasOtherArgs = true;
+      e.attrs.emplace_back("arg" + std::to_string(positional++), a.text);
+      break;
+    case CallArg::Kind::KeyValue:
+      hasOtherArgs = true;
+      if (a.key == "flags")
+        e.flags = parseFlags(a);
+      else if (a.tensor)
+        e.inputs.push_back(Operand::ofTensor(*a.tensor)); // scatter(in = T0, ...)
+      else
+        e.attrs.emplace_back(a.key, a.text);
+      break;
+    }
+  }
+  switch (rhs.form) {
+  case Rhs::Form::Inline:
+    e.kind = OpKind::Binary;
+    break;
+  case Rhs::Form::Prefix:
+    e.kind = OpKind::Unary;
+    break;
+  case Rhs::Form::CStyleCast:
+    e.kind = OpKind::Cast;
+    break;
+  case Rhs::Form::Call:
+    e.kind = kindOfName(rhs.op).value_or(kindOfUnknown(rhs, e.inputs.size(), hasOtherArgs));
+    break;
+  }
+  checkOperands(e, rhs);
+  return e;
+}
+
+void Parser::checkOperands(const Expr &e, const Rhs &rhs) {
+  size_t tensors = e.tensorInputs().size();
+  size_t operands = e.inputs.size();
+  auto complain = [&](const std::string &expected) {
+    c_.failAt(rhs.opOffset, "'" + e.op + "' takes " + expected + ", found " +
+                                std::to_string(operands) + " operand(s)");
+  };
+  if (e.kind != OpKind::Other && e.outputs.size() != 1)
+    c_.failAt(rhs.opOffset, "'" + e.op + "' has one output, found " +
+                                std::to_string(e.outputs.size()));
+  if (takesOneTensor(e.kind) && (tensors != 1 || operands != 1))
+    complain("one tensor operand");
+  if ((e.kind == OpKind::Unary || e.kind == OpKind::Cast) && operands != 1)
+    complain("one operand");
+  if (e.kind == OpKind::Binary && operands != 2)
+    complain("two operands");
+  if ((e.kind == OpKind::Where || e.kind == OpKind::Ternary) && operands != 3)
+    complain("three operands");
+  if (e.kind == OpKind::Matmul && (tensors != 2 || operands != 2))
+    complain("two tensor operands");
+  if (e.kind == OpKind::Linear && (tensors != operands || tensors < 2 || tensors > 3))
+    complain("two or three tensor operands (input, weight[, bias])");
+}
+
+std::vector<int64_t> Parser::parseTeam() {
+  c_.expect("(", "to open the team");
+  std::vector<int64_t> team;
+  while (true) {
+    c_.skipSpaces();
+    if (c_.accept(")"))
+      return team;
+    if (!isDigit(c_.peek()))
+      c_.failExpected("a device id or ')' in the team");
+    team.push_back(c_.parseInt("device id"));
+    c_.skipSpaces();
+    c_.accept(",");
+  }
+}
+
+void Parser::parseCommunicationField(const std::string &key, Expr &e) {
+  CommunicationInfo &info = *e.communication;
+  std::string k = lower(key);
+  if (k == "type") {
+    size_t at = c_.pos();
+    std::string_view name = c_.parseIdentifier();
+    auto type = parseCollectiveType(name);
+    if (!type)
+      c_.failAt(at, "unknown collective type '" + excerpt(name.empty() ? c_.found() : name) +
+                        "' (expected Allgather, Gather, Scatter, Reduce, Allreduce, "
+                        "ReduceScatter, Broadcast, SendRecv, AllToAll or CollectivePermute)");
+    info.type = *type;
+    e.op = collectiveTypeName(*type);
+  } else if (k == "team") {
+    info.team = parseTeam();
+  } else if (k == "root" && isDigit(c_.peek())) {
+    info.root = c_.parseInt("root");
+  } else if (k == "input" || k == "output") {
+    if (!atTensorStart())
+      c_.failExpected("a tensor after '" + key + "='");
+    TensorNum t = parseTensor().number;
+    if (k == "input")
+      e.inputs = {Operand::ofTensor(t)};
+    else
+      e.outputs = {t};
+  } else if (k == "backend") {
+    info.backend = std::string(c_.parseIdentifier());
+    if (info.backend.empty())
+      c_.failExpected("a backend name after 'backend='");
+  } else {
+    std::string value = scanRawArg();
+    if (value.empty())
+      c_.failExpected("a value after '" + key + "='");
+    e.attrs.emplace_back(key, value);
+  }
+}
+
+void Parser::parseCommunication() {
+  size_t start = c_.pos();
+  c_.expect("Communication", "");
+  c_.skipSpaces();
+  Expr e;
+  e.kind = OpKind::Communication;
+  e.loc = c_.locAt(start);
+  e.communication = CommunicationInfo{};
+  e.communication->number = parseSmallInt("communication number");
+  std::string name = "Communication " + std::to_string(e.communication->number);
+  c_.skipSpaces();
+  c_.expect("(", "after '" + name + "'");
+  bool sawType = false, sawTeam = false;
+  while (true) {
+    c_.skipSpaces();
+    std::string key(c_.parseIdentifier());
+    if (key.empty())
+      c_.failExpected("a field such as 'type=' in " + name);
+    c_.skipSpaces();
+    c_.expect("=", "after '" + key + "' in " + name);
+    c_.skipSpaces();
+    sawType |= lower(key) == "type";
+    sawTeam |= lower(key) == "team";
+    parseCommunicationField(key, e);
+    c_.skipSpaces();
+    if (c_.accept(","))
+      continue;
+    if (c_.accept(")"))
+      break;
+    c_.failExpected("',' or ')' in " + name);
+  }
+  if (!sawType || !sawTeam)
+    c_.failAt(start, name + " has no '" + (sawType ? "team" : "type") + "=' field");
+  c_.skipSpaces();
+  if (!c_.atLineEnd())
+    c_.failExpected("end of line after " + name);
+  cur_->noteExpr(std::move(e));
+}
+
+} // namespace shardcheck::reader

@@ -1,0 +1,576 @@
+// Tests of the JSON IR (ir/Json.h): lossless round trips of programmatically
+// built documents, defaults and locations of hand-written JSON, and located
+// errors for malformed or inconsistent JSON.
+//
+// The corpus round trip (dump -> IR -> JSON -> IR) is in roundtrip_test.cpp.
+#include "ir/Json.h"
+#include "ir/Printer.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace shardcheck {
+namespace {
+
+// --- Building fusions by hand. ---
+
+IdNum addId(Fusion &f, IdNum number, Extent extent, IterType type = IterType::Iteration,
+            ParallelType parallel = ParallelType::Serial) {
+  IterDomain id;
+  id.number = number;
+  id.iterType = type;
+  id.parallel = parallel;
+  id.extent = std::move(extent);
+  id.loc = SourceLoc{"dump.txt", static_cast<int>(number) + 10, 7};
+  f.addIterDomain(std::move(id));
+  return number;
+}
+
+void addSplit(Fusion &f, IdNum in, IdNum outer, IdNum inner, Extent factor, bool innerSplit) {
+  Transform t;
+  t.kind = Transform::Kind::Split;
+  t.inputs = {in};
+  t.outputs = {outer, inner};
+  t.factor = std::move(factor);
+  t.innerSplit = innerSplit;
+  t.loc = SourceLoc{"dump.txt", 40, 5};
+  f.addTransform(std::move(t));
+}
+
+TensorView &addTensor(Fusion &f, TensorNum number, std::vector<IdNum> logical,
+                      std::vector<IdNum> loop) {
+  TensorView tv;
+  tv.number = number;
+  tv.dtype = DataType::Float;
+  tv.logical = std::move(logical);
+  tv.loop = std::move(loop);
+  tv.contiguity.assign(tv.logical.size(), Contiguity::True);
+  tv.hasTransformInfo = true;
+  tv.loc = SourceLoc{"dump.txt", number + 2, 1};
+  tv.domainsLoc = SourceLoc{"dump.txt", number + 30, 1};
+  return f.addTensor(std::move(tv));
+}
+
+Expr makeExpr(OpKind kind, std::string op, std::vector<Operand> inputs,
+              std::vector<TensorNum> outputs) {
+  Expr e;
+  e.kind = kind;
+  e.op = std::move(op);
+  e.inputs = std::move(inputs);
+  e.outputs = std::move(outputs);
+  e.loc = SourceLoc{"dump.txt", 20, 1};
+  return e;
+}
+
+/// A kernel that exercises every field of every IR struct at least once.
+Fusion richKernel() {
+  Fusion f;
+  f.kind = BlockKind::Kernel;
+  f.loc = SourceLoc{"dump.txt", 1, 1};
+  Extent i0 = Extent::symbol("i0");
+  addId(f, 0, Extent::mul(i0, Extent::constant(4)));
+  addId(f, 1, Extent::constant(2), IterType::Iteration, ParallelType::DIDx);
+  addId(f, 2, Extent::ceilDiv(Extent::mul(i0, Extent::constant(4)), Extent::constant(2)));
+  addSplit(f, 0, 1, 2, Extent::constant(2), /*innerSplit=*/false);
+  addId(f, 3, Extent::constant(1), IterType::Broadcast, ParallelType::DIDx);
+  IterDomain expanded;
+  expanded.number = 4;
+  expanded.iterType = IterType::Broadcast;
+  expanded.expandedExtent = Extent::constant(32);
+  expanded.start = Extent::constant(0);
+  expanded.stop = Extent::sub(i0, Extent::constant(1));
+  expanded.rfactor = true;
+  expanded.extraSuffix = "_p";
+  expanded.loc = SourceLoc{"other.txt", 3, 9}; // a location in another file
+  f.addIterDomain(expanded);
+  addId(f, 5, Extent::symbol("i2"));
+  addId(f, 6, Extent::symbol("i3"));
+  addId(f, 7, Extent::mul(Extent::symbol("i2"), Extent::symbol("i3")));
+  Transform merge;
+  merge.kind = Transform::Kind::Merge;
+  merge.inputs = {5, 6};
+  merge.outputs = {7};
+  f.addTransform(merge); // unknown location
+  addId(f, 8, Extent::add(Extent::symbol("i2"), Extent::constant(2)));
+  Transform resize;
+  resize.kind = Transform::Kind::Resize;
+  resize.inputs = {5};
+  resize.outputs = {8};
+  resize.left = Extent::constant(1);
+  resize.right = Extent::constant(1);
+  f.addTransform(resize);
+  addId(f, 9, Extent::constant(4));
+  addId(f, 10, Extent::constant(4));
+  addId(f, 11, Extent::constant(4));
+  addId(f, 12, Extent::constant(4));
+  Transform swizzle;
+  swizzle.kind = Transform::Kind::Swizzle2D;
+  swizzle.inputs = {9, 10};
+  swizzle.outputs = {11, 12};
+  swizzle.detail = "Xor";
+  f.addTransform(swizzle);
+  addId(f, 13, Extent::constant(8), IterType::Reduction, ParallelType::TIDx);
+  addId(f, 14, Extent::div(Extent::symbol("i0"), Extent::constant(3)));
+  addId(f, 15, Extent::mod(Extent::symbol("i0"), Extent::constant(3)), IterType::Iteration,
+        ParallelType::Stream);
+
+  TensorView &t0 = addTensor(f, 0, {0}, {1, 2});
+  t0.mesh = DeviceMesh::create({2}, {0, 1});
+  t0.allocation = {1, 2};
+  t0.contiguity = {Contiguity::True, Contiguity::False};
+  TensorView &t1 = addTensor(f, 1, {3, 4}, {3, 4});
+  t1.mesh = DeviceMesh::create({2, 2}, {0, 1, 2, 3});
+  t1.contiguity = {Contiguity::None, Contiguity::None};
+  t1.memory = MemoryType::Local;
+  t1.caPos = 1;
+  t1.producePos = 2;
+  TensorView &t2 = addTensor(f, 2, {7}, {7});
+  t2.root = {5, 6};
+  t2.dtype = DataType::BFloat16;
+  TensorView &t3 = addTensor(f, 3, {8, 11, 12}, {8, 11, 12});
+  t3.dtype = DataType::Unknown;
+  t3.hasTransformInfo = false; // as read from a tensor line alone
+  t3.contiguity.clear();
+  t3.memory = MemoryType::Symmetric;
+  t3.domainsLoc = SourceLoc{};
+  addTensor(f, 4, {13, 14, 15}, {13, 14, 15}).mesh = DeviceMesh();
+
+  f.inputs = {0, 1};
+  f.outputs = {2, 4};
+
+  Expr set = makeExpr(OpKind::Set, "Set", {Operand::ofTensor(0)}, {1});
+  set.attrs = {{"cache_op", "Streaming"}};
+  f.addExpr(set);
+  f.addExpr(makeExpr(OpKind::Binary, "+", {Operand::ofTensor(1), Operand::ofScalar("2.0")}, {2}));
+  Expr bcast = makeExpr(OpKind::Broadcast, "broadcast", {Operand::ofTensor(2)}, {3});
+  bcast.flags = {false, true, true};
+  f.addExpr(bcast);
+  Expr odd = makeExpr(OpKind::Other, "pad", {Operand{3, "also"}, Operand{}}, {4});
+  odd.loc = SourceLoc{};
+  f.addExpr(odd);
+  f.groups = {SegmentGroup{"g{0}", "pointwise", {0, 1}}, SegmentGroup{"g{1}", "", {}}};
+  return f;
+}
+
+Fusion hostIrFusion() {
+  Fusion f;
+  f.kind = BlockKind::HostIr;
+  f.loc = SourceLoc{"dump.txt", 50, 1};
+  addId(f, 0, Extent::constant(2), IterType::Iteration, ParallelType::DIDx);
+  addId(f, 1, Extent::constant(4));
+  addId(f, 2, Extent::constant(2));
+  addId(f, 3, Extent::constant(4));
+  addTensor(f, 0, {0, 1}, {0, 1}).mesh = DeviceMesh::linear({0, 1});
+  addTensor(f, 1, {2, 3}, {2, 3}).mesh = DeviceMesh::linear({0, 1});
+  Expr comm = makeExpr(OpKind::Communication, "Allgather", {Operand::ofTensor(0)}, {1});
+  comm.communication = CommunicationInfo{3, CollectiveType::Allgather, {0, 1}, std::nullopt, "NCCL"};
+  f.addExpr(comm);
+  Expr reduce = makeExpr(OpKind::Communication, "Reduce", {Operand::ofTensor(1)}, {0});
+  reduce.communication = CommunicationInfo{4, CollectiveType::Reduce, {1, 0}, 1, ""};
+  f.addExpr(reduce);
+  f.inputs = {0};
+  f.outputs = {1};
+  return f;
+}
+
+Document richDocument() {
+  Document doc;
+  doc.file = "dump.txt";
+  doc.fusions = {richKernel(), hostIrFusion(), Fusion{}};
+  doc.fusions.back().kind = BlockKind::TransformsOnly;
+  return doc;
+}
+
+Document roundTrip(const Document &doc) {
+  return documentFromJsonText(documentToJsonText(doc), "roundtrip.json");
+}
+
+// --- Round trips. ---
+
+TEST(JsonIr, RichDocumentRoundTripsExactly) {
+  Document doc = richDocument();
+  std::string why;
+  EXPECT_TRUE(documentsEqual(doc, roundTrip(doc), &why)) << why;
+}
+
+TEST(JsonIr, DocumentWithoutFileOrLocationsRoundTrips) {
+  Document doc = richDocument();
+  doc.file.clear();
+  for (auto &f : doc.fusions) {
+    f.loc = {};
+    for (auto &[n, id] : f.ids)
+      id.loc = {};
+    for (auto &[n, tv] : f.tensors)
+      tv.loc = tv.domainsLoc = {};
+  }
+  std::string why;
+  EXPECT_TRUE(documentsEqual(doc, roundTrip(doc), &why)) << why;
+}
+
+TEST(JsonIr, EmptyDocumentRoundTrips) {
+  Document doc;
+  doc.file = "empty.txt";
+  Document back = roundTrip(doc);
+  EXPECT_EQ(back.file, "empty.txt");
+  EXPECT_TRUE(back.fusions.empty());
+}
+
+TEST(JsonIr, TextIsVersionedAndReadable) {
+  std::string text = documentToJsonText(richDocument());
+  EXPECT_EQ(text.rfind("{\n  \"format\": \"shardcheck-ir\",\n  \"version\": 1,\n  \"file\": ", 0),
+            0u)
+      << text.substr(0, 200);
+  // Extents are expression trees, not strings.
+  EXPECT_NE(text.find(R"("extent": {"op": "ceilDiv", "lhs": {"op": "mul", "lhs": "i0", "rhs": 4})"),
+            std::string::npos);
+  // Locations in the document's file omit the file; others keep it.
+  EXPECT_NE(text.find(R"("loc": {"line": 1, "column": 1})"), std::string::npos);
+  EXPECT_NE(text.find(R"("loc": {"file": "other.txt", "line": 3, "column": 9})"),
+            std::string::npos);
+  EXPECT_NE(text.find(R"("contiguity": [null, null])"), std::string::npos);
+}
+
+TEST(JsonIr, ToJsonMatchesText) {
+  Document doc = richDocument();
+  EXPECT_EQ(documentToJson(doc), nlohmann::json::parse(documentToJsonText(doc)));
+}
+
+TEST(JsonIr, DocumentsEqualExplainsTheFirstDifference) {
+  Document a = richDocument(), b = richDocument();
+  b.fusions[0].tensors.at(2).logical = {5};
+  std::string why;
+  EXPECT_FALSE(documentsEqual(a, b, &why));
+  EXPECT_EQ(why, "fusion 0: T2: logical domain differs: [7] vs [5]");
+
+  b = richDocument();
+  b.fusions[0].ids.at(4).loc.column = 10;
+  EXPECT_FALSE(documentsEqual(a, b, &why));
+  EXPECT_EQ(why, "fusion 0: IterDomain 4: location differs: 9 vs 10");
+  EXPECT_TRUE(documentsEqual(a, b, DocumentCompareOptions{true, false}, &why)) << why;
+
+  b = richDocument();
+  b.fusions[1].exprs[1].communication->root = 0;
+  EXPECT_FALSE(documentsEqual(a, b, &why));
+  EXPECT_EQ(why, "fusion 1: expr 1: communication root differs: 1 vs 0");
+}
+
+TEST(JsonIr, TransformOrderCanBeIgnored) {
+  Document a = richDocument(), b = richDocument();
+  Fusion &f = b.fusions[0];
+  std::swap(f.transforms[0], f.transforms[2]);
+  for (auto &[n, id] : f.ids)
+    if (id.definition == 0u || id.definition == 2u)
+      id.definition = 2 - *id.definition;
+  std::string why;
+  EXPECT_FALSE(documentsEqual(a, b, &why));
+  EXPECT_TRUE(documentsEqual(a, b, DocumentCompareOptions{false, true}, &why)) << why;
+}
+
+// --- Hand-written JSON: defaults and locations. ---
+
+const char *kBase = R"({
+  "format": "shardcheck-ir",
+  "version": 1,
+  "file": "base.txt",
+  "fusions": [
+    {
+      "kind": "Kernel",
+      "inputs": [0],
+      "outputs": [1],
+      "iterDomains": [
+        {"number": 0, "iterType": "Iteration", "parallel": "DIDx", "extent": 2},
+        {"number": 1, "iterType": "Iteration", "extent": "i0"},
+        {"number": 2, "iterType": "Iteration", "extent": {"op": "mul", "lhs": 2, "rhs": "i0"}},
+        {"number": 3, "iterType": "Iteration", "parallel": "DIDx", "extent": 2},
+        {"number": 4, "iterType": "Iteration", "extent": "i0"}
+      ],
+      "transforms": [
+        {"kind": "Split", "inputs": [2], "outputs": [3, 4], "factor": 2, "innerSplit": false}
+      ],
+      "tensors": [
+        {"number": 0, "memory": "Global", "dtype": "float", "logical": [0, 1],
+         "mesh": {"shape": [2], "devices": [0, 1]}},
+        {"number": 1, "memory": "Global", "dtype": "float", "logical": [2], "loop": [3, 4],
+         "contiguity": [true]}
+      ],
+      "exprs": [
+        {"kind": "Set", "op": "Set", "inputs": [{"tensor": 0}], "outputs": [1],
+         "attrs": [["cache_op", "Streaming"]]}
+      ],
+      "groups": [{"name": "g0", "scheduler": "pointwise", "exprs": [0]}]
+    }
+  ]
+}
+)";
+
+/// The 1-based line of the first occurrence of `needle`.
+int lineOf(const std::string &text, const std::string &needle) {
+  size_t at = text.find(needle);
+  EXPECT_NE(at, std::string::npos) << needle;
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+}
+
+std::string replaced(std::string text, const std::string &from, const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  EXPECT_EQ(text.find(from, at + 1), std::string::npos) << "not unique: " << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(JsonIr, HandWrittenJsonGetsDefaultsAndJsonLocations) {
+  std::string text = kBase;
+  Document doc = documentFromJsonText(text, "base.json");
+  EXPECT_EQ(doc.file, "base.txt");
+  ASSERT_EQ(doc.fusions.size(), 1u);
+  const Fusion &f = doc.fusions[0];
+  EXPECT_EQ(f.kind, BlockKind::Kernel);
+  EXPECT_EQ(f.id(1).parallel, ParallelType::Serial);
+  EXPECT_EQ(f.id(2).extent, Extent::mul(Extent::constant(2), Extent::symbol("i0")));
+  EXPECT_EQ(f.id(3).definition, std::optional<size_t>(0));
+  EXPECT_FALSE(f.transforms[0].innerSplit);
+  EXPECT_EQ(f.tensor(0).loop, f.tensor(0).logical); // loop defaults to logical
+  EXPECT_TRUE(f.tensor(0).hasTransformInfo);
+  EXPECT_EQ(f.tensor(0).mesh->str(), "DeviceMesh{0 1}");
+  EXPECT_EQ(f.exprs[0].attr("cache_op"), "Streaming");
+  // Without "loc", nodes are located at their place in the JSON text.
+  EXPECT_EQ(f.tensor(1).loc.file, "base.json");
+  EXPECT_EQ(f.tensor(1).loc.line, lineOf(text, R"({"number": 1, "memory")"));
+  EXPECT_EQ(f.tensor(1).loc.column, 9);
+  EXPECT_EQ(f.id(4).loc.line, lineOf(text, R"({"number": 4,)"));
+  EXPECT_EQ(f.exprs[0].loc.line, lineOf(text, R"({"kind": "Set")"));
+}
+
+TEST(JsonIr, NullLocationMeansUnknown) {
+  std::string text = replaced(kBase, R"("kind": "Kernel",)", R"("kind": "Kernel", "loc": null,)");
+  Document doc = documentFromJsonText(text, "base.json");
+  EXPECT_FALSE(doc.fusions[0].loc.known());
+  EXPECT_TRUE(doc.fusions[0].loc.file.empty());
+}
+
+// --- Malformed and inconsistent JSON. ---
+
+struct BadCase {
+  const char *name;
+  std::string text;
+  const char *code;
+  std::string message; ///< A substring of the expected message.
+  int line;
+};
+
+std::vector<BadCase> badCases() {
+  const std::string base = kBase;
+  auto edit = [&](const std::string &from, const std::string &to) {
+    return replaced(base, from, to);
+  };
+  auto at = [](const std::string &text, const std::string &needle) {
+    return lineOf(text, needle);
+  };
+  std::vector<BadCase> cases;
+  auto add = [&](const char *name, std::string text, const char *code, std::string message,
+                 const std::string &anchor) {
+    int line = at(text, anchor);
+    cases.push_back(BadCase{name, std::move(text), code, std::move(message), line});
+  };
+
+  add("syntax error", edit(R"("version": 1,)", R"("version": 1,,)"), "json-malformed",
+      "malformed JSON: syntax error while parsing object key", R"("version": 1,,)");
+  std::string truncated = base.substr(0, base.find(R"("groups")"));
+  cases.push_back(BadCase{"truncated", truncated, "json-malformed", "unexpected end of input",
+                          static_cast<int>(std::count(truncated.begin(), truncated.end(), '\n')) +
+                              1});
+  add("not an object", "[1, 2]", "json-schema", "JSON IR document must be an object", "[1");
+  add("wrong format", edit(R"("format": "shardcheck-ir")", R"("format": "nvfuser")"), "json-format",
+      "not a shardcheck JSON IR document", R"("format")");
+  add("missing format", edit(R"("format": "shardcheck-ir",)", ""), "json-format",
+      "expected \"format\": \"shardcheck-ir\"", "{");
+  add("newer version", edit(R"("version": 1,)", R"("version": 2,)"), "json-version",
+      "unsupported JSON IR version 2; this shardcheck reads version 1", R"("version")");
+  add("version as string", edit(R"("version": 1,)", R"("version": "1",)"), "json-version",
+      "\"version\" must be an integer", R"("version")");
+  add("unknown document field", edit(R"("file": "base.txt",)", R"("file": "base.txt", "x": 1,)"),
+      "json-schema", "JSON IR document has unknown field \"x\"", R"("x": 1)");
+  add("unknown tensor field", edit(R"("logical": [2])", R"("logcal": [2])"), "json-schema",
+      "tensor has unknown field \"logcal\"; expected one of \"number\"", R"("logcal")");
+  add("missing extent", edit(R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
+                             R"({"number": 4, "iterType": "Iteration"})"),
+      "json-schema", "iterDomain is missing required field \"extent\"", R"({"number": 4,)");
+  add("mistyped extent",
+      edit(R"({"number": 0, "iterType": "Iteration", "parallel": "DIDx", "extent": 2})",
+           R"({"number": 0, "iterType": "Iteration", "parallel": "DIDx", "extent": true})"),
+      "json-schema",
+      "iterDomain field \"extent\" must be an integer, a symbol name or an {\"op\", \"lhs\", "
+      "\"rhs\"} object, got a boolean",
+      R"("extent": true)");
+  add("bad enum", edit(R"("memory": "Global", "dtype": "float", "logical": [2])",
+                       R"("memory": "Gobal", "dtype": "float", "logical": [2])"),
+      "json-schema", "tensor field \"memory\" must be one of \"Global\"", R"("Gobal")");
+  add("bad extent op", edit(R"({"op": "mul",)", R"({"op": "times",)"), "json-schema",
+      "field \"op\" must be one of \"add\"", R"("times")");
+  add("empty symbol", edit(R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
+                           R"({"number": 4, "iterType": "Iteration", "extent": ""})"),
+      "json-schema", "is not a valid symbol name", R"("extent": "")");
+  add("negative id", edit(R"({"number": 0, "iterType")", R"({"number": -1, "iterType")"),
+      "json-schema", "iterDomain field \"number\" must be between 0 and", R"("number": -1)");
+  add("bad contiguity", edit(R"("contiguity": [true])", R"("contiguity": ["t"])"), "json-schema",
+      "element 0 must be true, false or null, got a string", R"("contiguity")");
+  add("attr not a pair", edit(R"([["cache_op", "Streaming"]])", R"([["cache_op"]])"),
+      "json-schema", "must be a [key, value] pair of strings", R"([["cache_op"]])");
+  add("location line mistyped",
+      edit(R"("kind": "Kernel",)", R"("kind": "Kernel", "loc": {"line": "3", "column": 1},)"),
+      "json-schema", "fusion field \"loc\" field \"line\" must be an integer", R"("loc")");
+  add("duplicate key", edit(R"("version": 1,)", R"("version": 1, "version": 1,)"),
+      "json-schema", "duplicate key (at /version)", R"("version")");
+  add("unknown id in domain", edit(R"("loop": [3, 4])", R"("loop": [3, 9])"),
+      "json-inconsistent",
+      "tensor field \"loop\" refers to IterDomain 9, which is not listed in iterDomains",
+      R"("loop": [3, 9])");
+  add("duplicate id",
+      edit(R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
+           R"({"number": 1, "iterType": "Broadcast", "extent": 1})"),
+      "json-inconsistent",
+      "IterDomain 1 is listed twice (first at line " +
+          std::to_string(lineOf(base, R"({"number": 1,)")) + ")",
+      R"("iterType": "Broadcast")");
+  add("duplicate tensor", edit(R"({"number": 1, "memory")", R"({"number": 0, "memory")"),
+      "json-inconsistent", "tensor T0 is listed twice", R"("logical": [2])");
+  add("two definitions",
+      edit(R"("innerSplit": false})",
+           R"("innerSplit": false},
+        {"kind": "Merge", "inputs": [0, 1], "outputs": [4]})"),
+      "json-inconsistent",
+      "IterDomain 4 is already defined by transform 0 (line 18); an IterDomain has at most one "
+      "definition",
+      R"("kind": "Merge")");
+  add("unknown transform input", edit(R"("inputs": [2], "outputs": [3, 4])",
+                                      R"("inputs": [12], "outputs": [3, 4])"),
+      "json-inconsistent", "transform input IterDomain 12 is not listed in iterDomains",
+      R"("inputs": [12])");
+  add("split arity", edit(R"("outputs": [3, 4], "factor")", R"("outputs": [3], "factor")"),
+      "json-inconsistent",
+      "a Split transform has 1 input(s) and 2 output(s), this one has 1 and 1",
+      R"("kind": "Split")");
+  add("transform cycle",
+      edit(R"("innerSplit": false})",
+           R"("innerSplit": false},
+        {"kind": "Merge", "inputs": [3, 4], "outputs": [2]})"),
+      "json-inconsistent", "transforms form a cycle", R"("kind": "Merge")");
+  add("unknown operand", edit(R"({"tensor": 0})", R"({"tensor": 5})"), "json-inconsistent",
+      "operand field \"tensor\" refers to tensor T5, which is not listed in tensors",
+      R"({"tensor": 5})");
+  add("unknown fusion input", edit(R"("inputs": [0],)", R"("inputs": [7],)"), "json-inconsistent",
+      "refers to tensor T7", R"("inputs": [7],)");
+  add("mesh size", edit(R"("devices": [0, 1])", R"("devices": [0, 1, 2])"), "json-inconsistent",
+      "mesh of shape [2] lists 3 devices", R"("mesh")");
+  add("group out of range", edit(R"("exprs": [0]})", R"("exprs": [3]})"), "json-inconsistent",
+      "segment group refers to expr 3, but the fusion has 1 exprs", R"("groups")");
+  add("communication without info", edit(R"({"kind": "Set", "op": "Set")",
+                                         R"({"kind": "Communication", "op": "Set")"),
+      "json-inconsistent", "a Communication expr needs a \"communication\" object",
+      R"({"kind": "Communication")");
+  add("contiguity length", edit(R"("contiguity": [true])", R"("contiguity": [true, false])"),
+      "json-inconsistent",
+      "the contiguity of T1 has 2 entries, expected 1 (one per logical IterDomain)",
+      R"("contiguity")");
+  add("loop not derived", edit(R"("loop": [3, 4])", R"("loop": [3, 1])"), "json-inconsistent",
+      "the loop domain of T1 contains IterDomain 1, which is not derived from its logical domain",
+      R"("loop": [3, 1])");
+  add("no transform info but domains",
+      edit(R"("contiguity": [true]})", R"("contiguity": [true], "hasTransformInfo": false})"),
+      "json-inconsistent", "T1 has \"hasTransformInfo\": false", R"({"number": 1, "memory")");
+  return cases;
+}
+
+TEST(JsonIr, MalformedAndInconsistentInputsAreLocatedErrors) {
+  std::vector<BadCase> cases = badCases();
+  EXPECT_GE(cases.size(), 15u);
+  for (const BadCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    try {
+      documentFromJsonText(c.text, "case.json");
+      ADD_FAILURE() << "no error for: " << c.name;
+    } catch (const InputError &e) {
+      const Diagnostic &d = e.diagnostic();
+      EXPECT_EQ(d.code, c.code);
+      EXPECT_NE(d.message.find(c.message), std::string::npos)
+          << "message: " << d.message << "\nexpected: " << c.message;
+      EXPECT_EQ(d.loc.file, "case.json");
+      EXPECT_EQ(d.loc.line, c.line) << d.message;
+      EXPECT_GT(d.loc.column, 0);
+    }
+  }
+}
+
+TEST(JsonIr, ErrorColumnsPointAtTheValue) {
+  std::string text = replaced(kBase, R"("loop": [3, 4])", R"("loop": [3, 9])");
+  try {
+    documentFromJsonText(text, "case.json");
+    FAIL() << "no error";
+  } catch (const InputError &e) {
+    // The 9 itself: path /fusions/0/tensors/1/loop/1.
+    size_t lineStart = text.rfind('\n', text.find("[3, 9]")) + 1;
+    int column = static_cast<int>(text.find("9]", text.find("[3, 9]")) - lineStart) + 1;
+    EXPECT_EQ(e.diagnostic().loc.column, column);
+    EXPECT_NE(e.diagnostic().message.find("(at /fusions/0/tensors/1/loop/1)"), std::string::npos)
+        << e.diagnostic().message;
+  }
+}
+
+TEST(JsonIr, SyntaxErrorColumnIsTheOffendingByte) {
+  try {
+    documentFromJsonText("{\n  \"format\": \"shardcheck-ir\",\n  }", "x.json");
+    FAIL() << "no error";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.diagnostic().loc.str(), "x.json:3:3");
+  }
+}
+
+TEST(JsonIr, DeepExtentIsRejectedNotRecursedForever) {
+  std::string deep = "1";
+  for (int i = 0; i < 300; ++i)
+    deep = R"({"op": "add", "lhs": )" + deep + R"(, "rhs": 1})";
+  std::string text =
+      replaced(kBase, R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
+               R"({"number": 4, "iterType": "Iteration", "extent": )" + deep + "}");
+  try {
+    documentFromJsonText(text, "deep.json");
+    FAIL() << "no error";
+  } catch (const InputError &e) {
+    EXPECT_NE(e.diagnostic().message.find("nested more than 256 levels"), std::string::npos);
+  }
+}
+
+// --- docs/json-ir.md tells the truth. ---
+
+/// The body of the first ``` fence (with the given info string) after `marker`.
+std::string fenceAfter(const std::string &doc, const std::string &marker, const std::string &info) {
+  size_t at = doc.find(marker);
+  EXPECT_NE(at, std::string::npos) << marker;
+  std::string open = "```" + info + "\n";
+  size_t start = doc.find(open, at) + open.size();
+  return doc.substr(start, doc.find("```", start) - start);
+}
+
+TEST(JsonIr, DocumentationExamplesAreTrue) {
+  std::ifstream in(std::string(SHARDCHECK_SOURCE_DIR) + "/docs/json-ir.md");
+  ASSERT_TRUE(in) << "docs/json-ir.md not found";
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string doc = buffer.str();
+
+  Document full = documentFromJsonText(fenceAfter(doc, "## A complete example", "json"), "full.json");
+  Document hand =
+      documentFromJsonText(fenceAfter(doc, "Hand-written, the same fusion", "json"), "repro.txt");
+  ASSERT_EQ(hand.fusions.size(), 1u);
+  // The two examples describe the same fusion; only locations differ.
+  std::string why;
+  EXPECT_TRUE(documentsEqual(full, hand, DocumentCompareOptions{true, false}, &why)) << why;
+  EXPECT_EQ(printFusion(hand.fusions[0]), fenceAfter(doc, "Printed back in nvFuser's style", ""));
+}
+
+} // namespace
+} // namespace shardcheck
