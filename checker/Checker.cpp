@@ -220,8 +220,11 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
   case Outcome::Kind::Proved: {
     v.lowering = noLowering(CommKind::None);
     v.status = Status::Proved;
-    if (isSetLike(expr.kind) && isSyntacticallyResharding(fusion, edge) &&
-        ec.checkLowering(noLowering(CommKind::Alias)).kind == Outcome::Kind::Proved)
+    // Alias: shardings that differ only in spelling. For a copy, the buffer
+    // reuse itself is proved too; a compute op reads its operand in place.
+    if (differsOnlyInSpelling(fusion, edge) &&
+        (!isSetLike(expr.kind) ||
+         ec.checkLowering(noLowering(CommKind::Alias)).kind == Outcome::Kind::Proved))
       v.lowering = noLowering(CommKind::Alias);
     break;
   }
@@ -248,7 +251,9 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
       break;
     }
     Outcome o = ec.checkLowering(s.lowering);
-    if (o.kind == Outcome::Kind::Refuted && s.lowering.kind == CommKind::Allgather) {
+    bool permutable =
+        s.lowering.kind == CommKind::Allgather || s.lowering.kind == CommKind::AllToAll;
+    if (o.kind == Outcome::Kind::Refuted && permutable) {
       Lowering permuted = s.lowering;
       permuted.localPermute = true;
       Outcome p = ec.checkLowering(permuted);

@@ -533,7 +533,11 @@ Outcome EdgeChecker::checkPartials(const Lowering &lowering, const Team &team) {
   return Outcome::refuted(std::move(cex));
 }
 
-Outcome EdgeChecker::checkPermuteComposite(const Team &team) {
+Outcome EdgeChecker::checkPermuteComposite(const Lowering &lowering, const Team &team) {
+  // The collective fills a temporary (AllToAll: from packs made per
+  // destination); a local copy then places each element. Correct iff every
+  // element a receiver needs is held by some member of its team (and, for
+  // AllToAll, every held element has exactly one destination).
   const auto &members = team.devices;
   std::vector<smt::Bool> a;
   smt::Int d = ctx_.intVar("d");
@@ -554,13 +558,66 @@ Outcome EdgeChecker::checkPermuteComposite(const Team &team) {
   addNames(vars, x);
   auto r = ctx_.check("lowering-permute-coverage", a, vars);
   if (r.answer == smt::Answer::Unsat)
-    return Outcome::proved();
+    return lowering.kind == CommKind::AllToAll ? checkUniqueDestination(team) : Outcome::proved();
   if (r.answer == smt::Answer::Unknown)
     return Outcome::unknown("lowering-permute-coverage: " + r.reason);
   Counterexample cex = makeCounterexample(r.model, "");
-  cex.message = "no member of team " + devicesStr(members) + " holds " + producer_.name() +
-                indexStr(cex.producerIndex) + ", which device " + std::to_string(cex.device) +
-                " needs for " + consumer_.name() + indexStr(cex.consumerIndex);
+  cex.message = "no member of team " + devicesStr(members) + " sends " + producer_.name() +
+                indexStr(cex.producerIndex) + " to device " + std::to_string(cex.device) +
+                ", which needs it for " + consumer_.name() + indexStr(cex.consumerIndex);
+  return Outcome::refuted(std::move(cex));
+}
+
+Outcome EdgeChecker::checkUniqueDestination(const Team &team) {
+  // AllToAll+permute packs each member's elements by destination: every
+  // element a member holds must be needed by exactly one member, so that the
+  // exchange neither drops nor duplicates data. Stated for one-to-one edges.
+  const auto &members = team.devices;
+  std::vector<smt::Bool> a;
+  smt::Int m = ctx_.intVar("m");
+  std::vector<smt::Bool> mIn;
+  for (int64_t dev : members)
+    mIn.push_back(m == dev);
+  a.push_back(ctx_.any(mIn));
+  ElementTerms x = enc_.element(producer_, "x", false);
+  a.push_back(x.inRange);
+  a.push_back(enc_.holds(producer_, m, x));
+  ElementTerms y = enc_.element(consumer_, "y", true);
+  a.push_back(y.inRange);
+  for (size_t k = 0; k < y.baseIds.size(); ++k) {
+    IdNum c = y.baseIds[k];
+    auto q = edge_.map.producerOf(c);
+    if (fusion_.id(c).isBroadcast())
+      continue;
+    if (!q || fusion_.id(*q).isBroadcast())
+      throw Unsupported("AllToAll+permute is checked for one-to-one edges only; " +
+                        consumer_.name() + "'s axis " + fusion_.id(c).str() +
+                        " has no producer axis");
+    auto pos = std::find(x.baseIds.begin(), x.baseIds.end(), *q) - x.baseIds.begin();
+    a.push_back(y.baseVars[k] == x.baseVars[pos]);
+  }
+  smt::Int owners = ctx_.intVal(0);
+  for (int64_t dev : members)
+    owners = owners + ctx_.ite(enc_.holds(consumer_, ctx_.intVal(dev), y), ctx_.intVal(1),
+                               ctx_.intVal(0));
+  smt::Int ownerCount = ctx_.intVar("owners");
+  a.push_back(ownerCount == owners);
+  a.push_back(ownerCount != ctx_.intVal(1));
+  a.push_back(baseConstraints());
+  a.push_back(enc_.symbolsPositive());
+  std::vector<std::string> vars{"m", "owners"};
+  addNames(vars, x);
+  auto r = ctx_.check("lowering-alltoall-destinations", a, vars);
+  if (r.answer == smt::Answer::Unsat)
+    return Outcome::proved();
+  if (r.answer == smt::Answer::Unknown)
+    return Outcome::unknown("lowering-alltoall-destinations: " + r.reason);
+  Counterexample cex = makeCounterexample(r.model, "");
+  cex.device = r.model.at("m");
+  cex.message = producer_.name() + indexStr(cex.producerIndex) + " on device " +
+                std::to_string(cex.device) + " is needed by " +
+                std::to_string(r.model.at("owners")) + " members of team " + devicesStr(members) +
+                "; an AllToAll sends each element to exactly one";
   return Outcome::refuted(std::move(cex));
 }
 
@@ -621,7 +678,7 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering) {
       if (isReductionComm(lowering.kind))
         o = checkPartials(effective, team);
       else if (lowering.localPermute)
-        o = checkPermuteComposite(team);
+        o = checkPermuteComposite(effective, team);
       else
         o = checkSlots(effective, team);
       if (o.kind != Outcome::Kind::Proved)

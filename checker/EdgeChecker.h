@@ -65,12 +65,12 @@ public:
   bool isReductionEdge() const;
 
 private:
-  struct Query;
   Outcome checkConstraints();
   Outcome checkCounts(const Lowering &lowering, const Team &team);
   Outcome checkSlots(const Lowering &lowering, const Team &team);
   Outcome checkPartials(const Lowering &lowering, const Team &team);
-  Outcome checkPermuteComposite(const Team &team);
+  Outcome checkPermuteComposite(const Lowering &lowering, const Team &team);
+  Outcome checkUniqueDestination(const Team &team);
   Outcome checkUncoveredDevices(const Lowering &lowering);
   ElementTerms neededElement(const ElementTerms &y, const std::string &prefix,
                              std::vector<smt::Bool> &constraints);

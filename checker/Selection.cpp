@@ -125,6 +125,22 @@ Selection selectSameMesh(const EdgeView &v, SelectionReading reading) {
   return Selection{lowering(CommKind::AllToAll, teamsAlong(*mesh, t)), {}, {}};
 }
 
+/// The team of a Gather or Reduce into `root`: with one sharded DID, the row
+/// of the mesh along it that contains the root (else the first row), since
+/// the other rows hold copies; otherwise the whole mesh.
+Team rootedTeam(const DeviceMesh &m, const Placements &ps, int64_t root) {
+  if (ps.size() != 1)
+    return wholeMesh(m, root);
+  auto teams = teamsAlong(m, ps.begin()->first);
+  for (auto &t : teams)
+    if (std::count(t.devices.begin(), t.devices.end(), root)) {
+      t.root = root;
+      return t;
+    }
+  teams[0].root = root;
+  return teams[0];
+}
+
 Selection selectAcrossMeshes(const EdgeView &v) {
   if (!v.p.mesh || !v.c.mesh)
     return unsupported("one side has a mesh and the other has none");
@@ -136,12 +152,12 @@ Selection selectAcrossMeshes(const EdgeView &v) {
   }
   if (reduces) {
     if (cm.size() == 1)
-      return Selection{lowering(CommKind::Reduce, {wholeMesh(pm, cm.devices()[0])}), {}, {}};
+      return Selection{lowering(CommKind::Reduce, {rootedTeam(pm, v.ps, cm.devices()[0])}), {}, {}};
     return unsupported("a reduction into a different mesh of several devices");
   }
   if (!v.ps.empty() && v.cs.empty()) {
     if (cm.size() == 1)
-      return Selection{lowering(CommKind::Gather, {wholeMesh(pm, cm.devices()[0])}), {}, {}};
+      return Selection{lowering(CommKind::Gather, {rootedTeam(pm, v.ps, cm.devices()[0])}), {}, {}};
     return unsupported("gathering into a different mesh of several devices");
   }
   if (v.ps.empty() && !v.cs.empty())
@@ -199,19 +215,32 @@ Selection selectLowering(const Fusion &fusion, const FusionEdge &edge, Selection
   return selectAcrossMeshes(v);
 }
 
-bool isSyntacticallyResharding(const Fusion &fusion, const FusionEdge &edge) {
-  EdgeView v = viewOf(fusion, edge, SelectionReading::NvFuser);
-  if (!sameMesh(v.p, v.c))
-    return true;
+namespace {
+
+bool placementsDiffer(const EdgeView &v) {
   for (int i = 0; i < 3; ++i) {
     ParallelType t = deviceDimFromIndex(i);
     bool inP = v.ps.count(t), inC = v.cs.count(t);
     if (inP != inC)
       return true;
-    if (inP && mapped(edge, v.ps.at(t).baseAxis) != v.cs.at(t).baseAxis)
+    if (inP && mapped(v.edge, v.ps.at(t).baseAxis) != v.cs.at(t).baseAxis)
       return true;
   }
   return false;
+}
+
+} // namespace
+
+bool isSyntacticallyResharding(const Fusion &fusion, const FusionEdge &edge) {
+  EdgeView v = viewOf(fusion, edge, SelectionReading::NvFuser);
+  return !sameMesh(v.p, v.c) || placementsDiffer(v);
+}
+
+bool differsOnlyInSpelling(const Fusion &fusion, const FusionEdge &edge) {
+  EdgeView syntactic = viewOf(fusion, edge, SelectionReading::NvFuser);
+  EdgeView semantic = viewOf(fusion, edge, SelectionReading::Semantic);
+  return sameMesh(syntactic.p, syntactic.c) && placementsDiffer(syntactic) &&
+         !placementsDiffer(semantic);
 }
 
 Lowering loweringOfCommunication(const Fusion &fusion, const Expr &expr) {
@@ -229,6 +258,20 @@ Lowering loweringOfCommunication(const Fusion &fusion, const Expr &expr) {
     return l;
   }
   Team printed{ci.team, ci.root, {}};
+  // nvFuser lists a root outside the data members in the team too; the
+  // semantics counts data members only (docs/semantics.md, Lowerings).
+  if (ci.root) {
+    const auto inputs = expr.tensorInputs();
+    const TensorView *side = nullptr;
+    if ((l.kind == CommKind::Broadcast || l.kind == CommKind::Scatter) && !expr.outputs.empty())
+      side = &fusion.tensor(expr.outputs[0]);
+    if ((l.kind == CommKind::Gather || l.kind == CommKind::Reduce) && !inputs.empty())
+      side = &fusion.tensor(inputs[0]);
+    if (side && side->mesh && !side->mesh->contains(*ci.root))
+      printed.devices.erase(
+          std::remove(printed.devices.begin(), printed.devices.end(), *ci.root),
+          printed.devices.end());
+  }
   // Host IR is printed for one rank: a team that is one row of a mesh stands
   // for every parallel row.
   const TensorView *meshOwner = nullptr;

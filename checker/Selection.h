@@ -35,6 +35,11 @@ Selection selectLowering(const Fusion &fusion, const FusionEdge &edge, Selection
 /// some DID (on any ID, broadcast included) sits on different mapped axes.
 bool isSyntacticallyResharding(const Fusion &fusion, const FusionEdge &edge);
 
+/// Whether the edge's shardings differ only in spelling: same mesh, and the
+/// only differences are DIDs on broadcast IDs (the seed's `bDIDx{1}` vs
+/// `b{1}`). Such an edge's lowering is `alias`.
+bool differsOnlyInSpelling(const Fusion &fusion, const FusionEdge &edge);
+
 /// The teams of devices that vary only along `didType`'s axis of `mesh`, in
 /// row-major order of the other coordinates.
 std::vector<Team> teamsAlong(const DeviceMesh &mesh, ParallelType didType);

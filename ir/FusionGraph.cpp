@@ -317,7 +317,9 @@ std::optional<FusionGraph> FusionGraph::build(const Fusion &fusion, DiagnosticEn
     diags.error("cycle", "the fusion's expressions form a cycle", fusion.loc);
     return std::nullopt;
   }
-  if (!checkDefinitionOrder(fusion, diags))
+  // Host IR runs host units through PostOnStream, so a unit's expressions may
+  // be printed after their uses; the graph's order is what counts there.
+  if (fusion.kind != BlockKind::HostIr && !checkDefinitionOrder(fusion, diags))
     return std::nullopt;
   for (auto it = reversed.rbegin(); it != reversed.rend(); ++it)
     result.topo_.push_back(tensorOf[*it]);

@@ -19,20 +19,27 @@ std::string joinIds(const Fusion &f, const std::vector<IdNum> &ids) {
   return s;
 }
 
-void lintMesh(const TensorView &tv, DiagnosticEngine &diags, std::set<std::string> &seenMeshes) {
-  if (!tv.mesh)
-    return;
-  std::set<int64_t> seen;
-  for (int64_t d : tv.mesh->devices())
-    if (!seen.insert(d).second) {
-      // Report each bad mesh once, at its first tensor.
-      if (seenMeshes.insert(tv.mesh->str()).second)
-        diags.error("mesh-duplicate-device",
-                    tv.mesh->str() + " of " + tv.name() + " lists device " + std::to_string(d) +
-                        " twice",
-                    tv.loc);
-      return;
+/// One finding per bad mesh, naming every tensor that uses it.
+void lintMeshes(const Fusion &f, DiagnosticEngine &diags) {
+  std::map<std::string, std::vector<const TensorView *>> users;
+  for (const auto &[n, tv] : f.tensors)
+    if (tv.mesh)
+      users[tv.mesh->str()].push_back(&tv);
+  for (const auto &[text, tvs] : users) {
+    const DeviceMesh &mesh = *tvs.front()->mesh;
+    std::set<int64_t> seen;
+    for (int64_t d : mesh.devices()) {
+      if (seen.insert(d).second)
+        continue;
+      std::string names;
+      for (const auto *tv : tvs)
+        names += (names.empty() ? "" : ", ") + tv->name();
+      diags.error("mesh-duplicate-device",
+                  text + " lists device " + std::to_string(d) + " twice (used by " + names + ")",
+                  tvs.front()->loc);
+      break;
     }
+  }
 }
 
 void lintDuplicateDids(const Fusion &f, const TensorView &tv, DiagnosticEngine &diags) {
@@ -137,9 +144,8 @@ void lintShardingId(const Fusion &f, const TensorView &tv, IdNum n, DiagnosticEn
 } // namespace
 
 void lintFusion(const Fusion &fusion, DiagnosticEngine &diags) {
-  std::set<std::string> badMeshes;
+  lintMeshes(fusion, diags);
   for (const auto &[num, tv] : fusion.tensors) {
-    lintMesh(tv, diags, badMeshes);
     lintDuplicateDids(fusion, tv, diags);
     for (IdNum n : tv.loop) {
       const IterDomain &id = fusion.id(n);

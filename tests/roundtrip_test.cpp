@@ -138,7 +138,7 @@ TEST(RoundTrip, CorpusThroughPrinterIsEquivalent) {
 
 // --- Fusions built by hand, one per printed shape. ---
 
-class HandBuilt : public ::testing::Test {
+class PrintReadBack : public ::testing::Test {
 protected:
   IdNum id(IdNum number, Extent extent, IterType type = IterType::Iteration,
            ParallelType parallel = ParallelType::Serial) {
@@ -193,7 +193,7 @@ protected:
   Fusion f;
 };
 
-TEST_F(HandBuilt, ShardedPointwiseKernel) {
+TEST_F(PrintReadBack, ShardedPointwiseKernel) {
   Extent i0 = Extent::symbol("i0");
   id(0, i0);
   id(1, 2, IterType::Iteration, ParallelType::DIDx);
@@ -223,7 +223,7 @@ TEST_F(HandBuilt, ShardedPointwiseKernel) {
   expectReadsBack();
 }
 
-TEST_F(HandBuilt, EveryTensorOpShape) {
+TEST_F(PrintReadBack, EveryTensorOpShape) {
   tensor(0, {id(0, 4), id(1, 8)});
   tensor(1, {id(2, 4), id(3, 8)});
   tensor(2, {id(4, 4), id(5, 8)});
@@ -254,7 +254,7 @@ TEST_F(HandBuilt, EveryTensorOpShape) {
   expectReadsBack();
 }
 
-TEST_F(HandBuilt, ReshapePermuteMatmulLinear) {
+TEST_F(PrintReadBack, ReshapePermuteMatmulLinear) {
   tensor(0, {id(0, 2), id(1, 3)});
   id(2, 2);
   id(3, 3);
@@ -281,7 +281,7 @@ TEST_F(HandBuilt, ReshapePermuteMatmulLinear) {
   expectReadsBack();
 }
 
-TEST_F(HandBuilt, AllocationDomainAndLoopTransforms) {
+TEST_F(PrintReadBack, AllocationDomainAndLoopTransforms) {
   id(0, Extent::symbol("i0"));
   id(1, Extent::symbol("i1"));
   id(2, Extent::mul(Extent::symbol("i0"), Extent::symbol("i1")));
@@ -303,7 +303,7 @@ TEST_F(HandBuilt, AllocationDomainAndLoopTransforms) {
   expectReadsBack();
 }
 
-TEST_F(HandBuilt, KernelMathWithoutDomains) {
+TEST_F(PrintReadBack, KernelMathWithoutDomains) {
   f.kind = BlockKind::KernelMath;
   tensor(0, {id(0, 8)});
   tensor(1, {id(1, 8)});
@@ -317,7 +317,7 @@ TEST_F(HandBuilt, KernelMathWithoutDomains) {
   expectReadsBack();
 }
 
-TEST_F(HandBuilt, HostIrWithCommunications) {
+TEST_F(PrintReadBack, HostIrWithCommunications) {
   f.kind = BlockKind::HostIr;
   tensor(0, {id(0, 2, IterType::Iteration, ParallelType::DIDx), id(1, 4)});
   tensor(1, {id(2, 2), id(3, 4)});
@@ -337,7 +337,7 @@ TEST_F(HandBuilt, HostIrWithCommunications) {
   expectReadsBack();
 }
 
-TEST_F(HandBuilt, TransformsOnly) {
+TEST_F(PrintReadBack, TransformsOnly) {
   f.kind = BlockKind::TransformsOnly;
   id(0, 8);
   id(1, 2, IterType::Iteration, ParallelType::DIDx);
@@ -347,7 +347,7 @@ TEST_F(HandBuilt, TransformsOnly) {
   expectReadsBack();
 }
 
-TEST_F(HandBuilt, JsonThroughReadDocument) {
+TEST_F(PrintReadBack, JsonThroughReadDocument) {
   tensor(0, {id(0, 8)});
   Document doc;
   doc.file = "built.txt";

@@ -32,7 +32,8 @@ namespace shardcheck::bruteforce {
 /// Both tensors of an edge and the "needs" relation between their elements.
 class EdgeModel {
 public:
-  /// Builds the model, or an Unsupported / InvalidBindings result.
+  /// Builds the model, or an Unsupported / InvalidBindings result. The model
+  /// refers to `fusion`, which must outlive it.
   static std::variant<EdgeModel, BruteResult> build(const Fusion &fusion, const FusionEdge &edge,
                                                     const Bindings &bindings);
 

@@ -29,9 +29,10 @@ bool isSupportedIterType(IterType t) {
   return t == IterType::Iteration || t == IterType::Broadcast || t == IterType::Reduction;
 }
 
+// Written without `a + b - 1`, which could overflow for huge bound extents.
 int64_t ceilDiv(int64_t a, int64_t b) {
   return a / b + (a % b != 0);
-} // No overflow.
+}
 
 } // namespace
 

@@ -55,6 +55,7 @@ struct BufferSlot {
 class ConcreteTensor {
 public:
   /// Builds the model of `tensor`, or an Unsupported / InvalidBindings result.
+  /// The model refers to `fusion`, which must outlive it.
   static std::variant<ConcreteTensor, BruteResult>
   build(const Fusion &fusion, TensorNum tensor, const Bindings &bindings, ElementBasis basis);
 

@@ -38,7 +38,7 @@ struct RandomEdgeOptions {
   int allocationPercent = 20;    ///< Chance a tensor gets an allocation domain.
   int unevenPercent = 15;        ///< Chance a non-dividing constant split is kept.
   int differentMeshPercent = 25; ///< Chance the consumer's mesh differs.
-  int noMeshPercent = 4;         ///< Chance no tensor has a mesh.
+  int noMeshPercent = 4;         ///< Chance the producer or the consumer has no mesh.
 };
 
 /// One generated edge with what is needed to check it.
