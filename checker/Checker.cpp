@@ -192,6 +192,9 @@ std::optional<CompilerVerdict> Checker::compilerChoice(const Fusion &fusion,
   if (s.lowering.kind == CommKind::Unsupported || s.lowering.kind == CommKind::None)
     return std::nullopt;
   cv.lowering = s.lowering;
+  // nvFuser's AllToAll makes each chunk contiguous before the exchange and
+  // reorders after it; its Allgather writes the output buffer directly.
+  cv.lowering.localPermute = cv.lowering.kind == CommKind::AllToAll;
   cv.source = compilerSource(e);
   return cv;
 }
