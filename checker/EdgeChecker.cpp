@@ -38,9 +38,21 @@ std::string devicesStr(const std::vector<int64_t> &v) {
   return s + ")";
 }
 
-/// Devices that receive data in a team, per kind.
-std::vector<int64_t> receivers(const Lowering &l, const Team &team) {
+/// Devices that receive data in a team, per kind. A Broadcast or Scatter
+/// root listed in its team only sends when it is outside the consumer's
+/// devices (nvFuser lists it there).
+std::vector<int64_t> receivers(const Lowering &l, const Team &team,
+                               const std::vector<int64_t> &consumerDevices) {
   switch (l.kind) {
+  case CommKind::Broadcast:
+  case CommKind::Scatter: {
+    std::vector<int64_t> r;
+    for (int64_t d : team.devices)
+      if (!team.root || d != *team.root ||
+          std::count(consumerDevices.begin(), consumerDevices.end(), d))
+        r.push_back(d);
+    return r;
+  }
   case CommKind::Gather:
   case CommKind::Reduce:
     return team.root ? std::vector<int64_t>{*team.root} : std::vector<int64_t>{};
@@ -55,9 +67,14 @@ std::vector<int64_t> receivers(const Lowering &l, const Team &team) {
   }
 }
 
-/// Devices whose producer buffers a team reads.
+/// Devices whose producer buffers a team reads. Members of a reduction that
+/// hold nothing contribute zero partials, so they need no producer buffer.
 std::vector<int64_t> senders(const Lowering &l, const Team &team) {
   switch (l.kind) {
+  case CommKind::Allreduce:
+  case CommKind::Reduce:
+  case CommKind::ReduceScatter:
+    return {};
   case CommKind::Scatter:
   case CommKind::Broadcast:
     return team.root ? std::vector<int64_t>{*team.root} : std::vector<int64_t>{};
@@ -241,7 +258,7 @@ Outcome EdgeChecker::checkLocal() {
 Outcome EdgeChecker::checkUncoveredDevices(const Lowering &lowering) {
   std::set<int64_t> covered;
   for (const auto &team : lowering.teams)
-    for (int64_t r : receivers(lowering, team))
+    for (int64_t r : receivers(lowering, team, consumerDevices()))
       covered.insert(r);
   std::vector<int64_t> uncovered;
   for (int64_t dev : consumerDevices())
@@ -306,8 +323,6 @@ Outcome EdgeChecker::checkCounts(const Lowering &lowering, const Team &team) {
     ok = nP == nC;
     break;
   }
-  if (lowering.localPermute && k == CommKind::Allgather)
-    return Outcome::proved(); // The temporary is sized by the collective.
   a.push_back(!ok);
   a.push_back(baseConstraints());
   a.push_back(enc_.symbolsPositive());
@@ -356,7 +371,7 @@ Outcome EdgeChecker::checkSlots(const Lowering &lowering, const Team &team) {
   std::vector<smt::Bool> a;
   smt::Int d = ctx_.intVar("d");
   std::vector<smt::Bool> dIn;
-  for (int64_t dev : receivers(lowering, team))
+  for (int64_t dev : receivers(lowering, team, consumerDevices()))
     dIn.push_back(d == dev);
   a.push_back(ctx_.any(dIn));
   ElementTerms y = enc_.element(consumer_, "y", true);
@@ -449,7 +464,7 @@ Outcome EdgeChecker::checkPartials(const Lowering &lowering, const Team &team) {
   const auto &members = team.devices;
   // Query 1 (Allreduce only): every member's slot t holds the same consumer
   // element, so that summing slot t sums partials of one element.
-  std::vector<int64_t> recv = receivers(lowering, team);
+  std::vector<int64_t> recv = receivers(lowering, team, consumerDevices());
   auto receiverConstraint = [&](const smt::Int &d) {
     std::vector<smt::Bool> in;
     for (int64_t dev : recv)
@@ -632,6 +647,9 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering) {
     Outcome c = checkConstraints();
     if (c.kind != Outcome::Kind::Proved)
       return c;
+    if (lowering.localPermute && isReductionEdge())
+      return Outcome::unsupported("a local permute after a collective does not reduce: " +
+                                  lowering.str() + " cannot lower a reduction");
     for (const auto *tv : {&producer_, &consumer_}) {
       std::string uneven = enc_.constantUnevenness(*tv);
       if (!uneven.empty())
@@ -658,7 +676,7 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering) {
                         (producer_.mesh ? producer_.mesh->str() : std::string("the mesh")) + ")";
           return Outcome::refuted(std::move(cex));
         }
-      for (int64_t r : receivers(effective, team))
+      for (int64_t r : receivers(effective, team, cDev))
         if (!has(cDev, r)) {
           Counterexample cex;
           cex.device = r;

@@ -15,8 +15,11 @@
 #include "ir/Printer.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <optional>
 #include <set>
 #include <string_view>
+#include <vector>
 
 namespace shardcheck {
 
@@ -78,7 +81,8 @@ std::string callArgs(const Fusion &f, const Expr &e, std::string_view separator)
   std::string keyed;
   for (const auto &[key, value] : e.attrs) {
     if (auto index = positionalAttrIndex(key))
-      positional.insert(positional.begin() + static_cast<long>(std::min(*index, positional.size())),
+      positional.insert(positional.begin() +
+                            static_cast<std::ptrdiff_t>(std::min(*index, positional.size())),
                         value);
     else
       keyed += ", " + key + std::string(separator) + value;
@@ -94,13 +98,14 @@ std::string callArgs(const Fusion &f, const Expr &e, std::string_view separator)
 }
 
 bool isInlineBinaryOp(const std::string &op) {
-  static const std::set<std::string> kInline{"+",  "-",  "*",  "/",  "%",  "<<", ">>",
-                                             "==", ">=", ">",  "<=", "<",  "!=", "&&",
-                                             "||", "&",  "|",  "^"};
+  static const std::set<std::string> kInline{"+", "-",  "*", "/",  "%",  "<<", ">>", "==", ">=",
+                                             ">", "<=", "<", "!=", "&&", "||", "&",  "|",  "^"};
   return kInline.count(op) > 0;
 }
 
-bool isInlineUnaryOp(const std::string &op) { return op == "-" || op == "!" || op == "~"; }
+bool isInlineUnaryOp(const std::string &op) {
+  return op == "-" || op == "!" || op == "~";
+}
 
 /// `Set`, `Set.Permute`, `SegmenterSet`, or the load/store op's own spelling.
 std::string loadStoreName(const Expr &e) {
@@ -109,8 +114,8 @@ std::string loadStoreName(const Expr &e) {
     name = e.kind == OpKind::SegmenterSet ? "SegmenterSet" : "Set";
   constexpr std::string_view kPermute = ".Permute";
   bool endsWithPermute =
-      name.size() >= kPermute.size() && name.compare(name.size() - kPermute.size(),
-                                                     kPermute.size(), kPermute) == 0;
+      name.size() >= kPermute.size() &&
+      name.compare(name.size() - kPermute.size(), kPermute.size(), kPermute) == 0;
   if (e.kind == OpKind::Permute && !endsWithPermute)
     name += kPermute;
   return name;
@@ -144,9 +149,8 @@ std::string binaryStatement(const Fusion &f, const Expr &e) {
 
 std::string ternaryStatement(const Fusion &f, const Expr &e) {
   return statement(f, e,
-                   e.op + "(" + operandStr(f, e.inputs[0]) + "\n  , " +
-                       operandStr(f, e.inputs[1]) + "\n  , " + operandStr(f, e.inputs[2]) +
-                       ");");
+                   e.op + "(" + operandStr(f, e.inputs[0]) + "\n  , " + operandStr(f, e.inputs[1]) +
+                       "\n  , " + operandStr(f, e.inputs[2]) + ");");
 }
 
 std::string matmulStatement(const Fusion &f, const Expr &e) {
@@ -156,8 +160,8 @@ std::string matmulStatement(const Fusion &f, const Expr &e) {
 }
 
 std::string linearStatement(const Fusion &f, const Expr &e) {
-  std::string rhs = "linear(" + operandStr(f, e.inputs[0]) + ",\n            " +
-                    operandStr(f, e.inputs[1]);
+  std::string rhs =
+      "linear(" + operandStr(f, e.inputs[0]) + ",\n            " + operandStr(f, e.inputs[1]);
   if (e.inputs.size() == 3)
     rhs += "  ,\n          " + operandStr(f, e.inputs[2]);
   return statement(f, e, rhs + "  )");
@@ -168,8 +172,8 @@ std::string communicationLine(const Fusion &f, const Expr &e) {
   std::string team;
   for (size_t i = 0; i < c.team.size(); ++i)
     team += (i ? " " : "") + std::to_string(c.team[i]);
-  std::string s = "Communication " + std::to_string(c.number) + " (type=" +
-                  collectiveTypeName(c.type) + ", team=(" + team + ")";
+  std::string s = "Communication " + std::to_string(c.number) +
+                  " (type=" + collectiveTypeName(c.type) + ", team=(" + team + ")";
   if (c.root)
     s += ", root=" + std::to_string(*c.root);
   if (!e.inputs.empty())
@@ -276,10 +280,9 @@ std::vector<size_t> transformsBetween(const Fusion &f, const std::vector<IdNum> 
 std::string contiguityStr(const std::vector<Contiguity> &contiguity) {
   std::string s;
   for (size_t i = 0; i < contiguity.size(); ++i)
-    s += std::string(i ? " " : "") +
-         (contiguity[i] == Contiguity::True    ? "t"
-          : contiguity[i] == Contiguity::False ? "f"
-                                               : "n");
+    s += std::string(i ? " " : "") + (contiguity[i] == Contiguity::True    ? "t"
+                                      : contiguity[i] == Contiguity::False ? "f"
+                                                                           : "n");
   return s;
 }
 

@@ -168,7 +168,8 @@ Fusion hostIrFusion() {
   addTensor(f, 0, {0, 1}, {0, 1}).mesh = DeviceMesh::linear({0, 1});
   addTensor(f, 1, {2, 3}, {2, 3}).mesh = DeviceMesh::linear({0, 1});
   Expr comm = makeExpr(OpKind::Communication, "Allgather", {Operand::ofTensor(0)}, {1});
-  comm.communication = CommunicationInfo{3, CollectiveType::Allgather, {0, 1}, std::nullopt, "NCCL"};
+  comm.communication =
+      CommunicationInfo{3, CollectiveType::Allgather, {0, 1}, std::nullopt, "NCCL"};
   f.addExpr(comm);
   Expr reduce = makeExpr(OpKind::Communication, "Reduce", {Operand::ofTensor(1)}, {0});
   reduce.communication = CommunicationInfo{4, CollectiveType::Reduce, {1, 0}, 1, ""};
@@ -367,9 +368,7 @@ std::vector<BadCase> badCases() {
   auto edit = [&](const std::string &from, const std::string &to) {
     return replaced(base, from, to);
   };
-  auto at = [](const std::string &text, const std::string &needle) {
-    return lineOf(text, needle);
-  };
+  auto at = [](const std::string &text, const std::string &needle) { return lineOf(text, needle); };
   std::vector<BadCase> cases;
   auto add = [&](const char *name, std::string text, const char *code, std::string message,
                  const std::string &anchor) {
@@ -380,9 +379,9 @@ std::vector<BadCase> badCases() {
   add("syntax error", edit(R"("version": 1,)", R"("version": 1,,)"), "json-malformed",
       "malformed JSON: syntax error while parsing object key", R"("version": 1,,)");
   std::string truncated = base.substr(0, base.find(R"("groups")"));
-  cases.push_back(BadCase{"truncated", truncated, "json-malformed", "unexpected end of input",
-                          static_cast<int>(std::count(truncated.begin(), truncated.end(), '\n')) +
-                              1});
+  cases.push_back(
+      BadCase{"truncated", truncated, "json-malformed", "unexpected end of input",
+              static_cast<int>(std::count(truncated.begin(), truncated.end(), '\n')) + 1});
   add("not an object", "[1, 2]", "json-schema", "JSON IR document must be an object", "[1");
   add("wrong format", edit(R"("format": "shardcheck-ir")", R"("format": "nvfuser")"), "json-format",
       "not a shardcheck JSON IR document", R"("format")");
@@ -396,8 +395,9 @@ std::vector<BadCase> badCases() {
       "json-schema", "JSON IR document has unknown field \"x\"", R"("x": 1)");
   add("unknown tensor field", edit(R"("logical": [2])", R"("logcal": [2])"), "json-schema",
       "tensor has unknown field \"logcal\"; expected one of \"number\"", R"("logcal")");
-  add("missing extent", edit(R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
-                             R"({"number": 4, "iterType": "Iteration"})"),
+  add("missing extent",
+      edit(R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
+           R"({"number": 4, "iterType": "Iteration"})"),
       "json-schema", "iterDomain is missing required field \"extent\"", R"({"number": 4,)");
   add("mistyped extent",
       edit(R"({"number": 0, "iterType": "Iteration", "parallel": "DIDx", "extent": 2})",
@@ -406,27 +406,28 @@ std::vector<BadCase> badCases() {
       "iterDomain field \"extent\" must be an integer, a symbol name or an {\"op\", \"lhs\", "
       "\"rhs\"} object, got a boolean",
       R"("extent": true)");
-  add("bad enum", edit(R"("memory": "Global", "dtype": "float", "logical": [2])",
-                       R"("memory": "Gobal", "dtype": "float", "logical": [2])"),
+  add("bad enum",
+      edit(R"("memory": "Global", "dtype": "float", "logical": [2])",
+           R"("memory": "Gobal", "dtype": "float", "logical": [2])"),
       "json-schema", "tensor field \"memory\" must be one of \"Global\"", R"("Gobal")");
   add("bad extent op", edit(R"({"op": "mul",)", R"({"op": "times",)"), "json-schema",
       "field \"op\" must be one of \"add\"", R"("times")");
-  add("empty symbol", edit(R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
-                           R"({"number": 4, "iterType": "Iteration", "extent": ""})"),
+  add("empty symbol",
+      edit(R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
+           R"({"number": 4, "iterType": "Iteration", "extent": ""})"),
       "json-schema", "is not a valid symbol name", R"("extent": "")");
   add("negative id", edit(R"({"number": 0, "iterType")", R"({"number": -1, "iterType")"),
       "json-schema", "iterDomain field \"number\" must be between 0 and", R"("number": -1)");
   add("bad contiguity", edit(R"("contiguity": [true])", R"("contiguity": ["t"])"), "json-schema",
       "element 0 must be true, false or null, got a string", R"("contiguity")");
-  add("attr not a pair", edit(R"([["cache_op", "Streaming"]])", R"([["cache_op"]])"),
-      "json-schema", "must be a [key, value] pair of strings", R"([["cache_op"]])");
+  add("attr not a pair", edit(R"([["cache_op", "Streaming"]])", R"([["cache_op"]])"), "json-schema",
+      "must be a [key, value] pair of strings", R"([["cache_op"]])");
   add("location line mistyped",
       edit(R"("kind": "Kernel",)", R"("kind": "Kernel", "loc": {"line": "3", "column": 1},)"),
       "json-schema", "fusion field \"loc\" field \"line\" must be an integer", R"("loc")");
-  add("duplicate key", edit(R"("version": 1,)", R"("version": 1, "version": 1,)"),
-      "json-schema", "duplicate key (at /version)", R"("version")");
-  add("unknown id in domain", edit(R"("loop": [3, 4])", R"("loop": [3, 9])"),
-      "json-inconsistent",
+  add("duplicate key", edit(R"("version": 1,)", R"("version": 1, "version": 1,)"), "json-schema",
+      "duplicate key (at /version)", R"("version")");
+  add("unknown id in domain", edit(R"("loop": [3, 4])", R"("loop": [3, 9])"), "json-inconsistent",
       "tensor field \"loop\" refers to IterDomain 9, which is not listed in iterDomains",
       R"("loop": [3, 9])");
   add("duplicate id",
@@ -446,13 +447,12 @@ std::vector<BadCase> badCases() {
       "IterDomain 4 is already defined by transform 0 (line 18); an IterDomain has at most one "
       "definition",
       R"("kind": "Merge")");
-  add("unknown transform input", edit(R"("inputs": [2], "outputs": [3, 4])",
-                                      R"("inputs": [12], "outputs": [3, 4])"),
+  add("unknown transform input",
+      edit(R"("inputs": [2], "outputs": [3, 4])", R"("inputs": [12], "outputs": [3, 4])"),
       "json-inconsistent", "transform input IterDomain 12 is not listed in iterDomains",
       R"("inputs": [12])");
   add("split arity", edit(R"("outputs": [3, 4], "factor")", R"("outputs": [3], "factor")"),
-      "json-inconsistent",
-      "a Split transform has 1 input(s) and 2 output(s), this one has 1 and 1",
+      "json-inconsistent", "a Split transform has 1 input(s) and 2 output(s), this one has 1 and 1",
       R"("kind": "Split")");
   add("transform cycle",
       edit(R"("innerSplit": false})",
@@ -468,8 +468,8 @@ std::vector<BadCase> badCases() {
       "mesh of shape [2] lists 3 devices", R"("mesh")");
   add("group out of range", edit(R"("exprs": [0]})", R"("exprs": [3]})"), "json-inconsistent",
       "segment group refers to expr 3, but the fusion has 1 exprs", R"("groups")");
-  add("communication without info", edit(R"({"kind": "Set", "op": "Set")",
-                                         R"({"kind": "Communication", "op": "Set")"),
+  add("communication without info",
+      edit(R"({"kind": "Set", "op": "Set")", R"({"kind": "Communication", "op": "Set")"),
       "json-inconsistent", "a Communication expr needs a \"communication\" object",
       R"({"kind": "Communication")");
   add("contiguity length", edit(R"("contiguity": [true])", R"("contiguity": [true, false])"),
@@ -533,9 +533,8 @@ TEST(JsonIr, DeepExtentIsRejectedNotRecursedForever) {
   std::string deep = "1";
   for (int i = 0; i < 300; ++i)
     deep = R"({"op": "add", "lhs": )" + deep + R"(, "rhs": 1})";
-  std::string text =
-      replaced(kBase, R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
-               R"({"number": 4, "iterType": "Iteration", "extent": )" + deep + "}");
+  std::string text = replaced(kBase, R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
+                              R"({"number": 4, "iterType": "Iteration", "extent": )" + deep + "}");
   try {
     documentFromJsonText(text, "deep.json");
     FAIL() << "no error";
@@ -562,7 +561,8 @@ TEST(JsonIr, DocumentationExamplesAreTrue) {
   buffer << in.rdbuf();
   std::string doc = buffer.str();
 
-  Document full = documentFromJsonText(fenceAfter(doc, "## A complete example", "json"), "full.json");
+  Document full =
+      documentFromJsonText(fenceAfter(doc, "## A complete example", "json"), "full.json");
   Document hand =
       documentFromJsonText(fenceAfter(doc, "Hand-written, the same fusion", "json"), "repro.txt");
   ASSERT_EQ(hand.fusions.size(), 1u);

@@ -283,8 +283,8 @@ TEST_F(PrinterTest, KernelMathBlockHasNoTransformPrinter) {
 TEST_F(PrinterTest, HostIrWithCommunications) {
   DeviceMesh mesh = DeviceMesh::linear({0, 1});
   f.kind = BlockKind::HostIr;
-  tensor(0, {id(0, 2, IterType::Iteration, ParallelType::DIDx), id(1, 4)}, mesh)
-      .hasTransformInfo = false;
+  tensor(0, {id(0, 2, IterType::Iteration, ParallelType::DIDx), id(1, 4)}, mesh).hasTransformInfo =
+      false;
   tensor(1, {id(2, 2), id(3, 4)}, mesh).hasTransformInfo = false;
   tensor(2, {id(4, 2), id(5, 4)}, mesh).hasTransformInfo = false;
   f.inputs = {0};

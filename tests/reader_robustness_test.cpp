@@ -17,8 +17,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -89,7 +89,8 @@ T13_l_float[iS22{2}]
    = (float)(T14_g_double[iS23{2}]);
 } // %kernel_math 
 )"},
-      {"builtin_host_ir", R"(%HostIrContainer { (T0_g_float[ideviceIdx.x0{2}, iS1{8}] (DeviceMesh{0 1})) -> (T1_g_float[iS2{2}, iS3{8}] (DeviceMesh{0 1})) :
+      {"builtin_host_ir",
+       R"(%HostIrContainer { (T0_g_float[ideviceIdx.x0{2}, iS1{8}] (DeviceMesh{0 1})) -> (T1_g_float[iS2{2}, iS3{8}] (DeviceMesh{0 1})) :
   T1_g_float[iS2{2}, iS3{8}] (DeviceMesh{0 1}) = ALLOCATE(buffer=T1_g_float[iS2{2}, iS3{8}] (DeviceMesh{0 1}), mem_type=global, size=16, zero_init=false)
   FOR i535 from 0 to 3:
     Communication 7 (type=Allgather, team=(0 1), input=T0_g_float[ideviceIdx.x0{2}, iS1{8}] (DeviceMesh{0 1}), output=T1_g_float[iS2{2}, iS3{8}] (DeviceMesh{0 1}), backend=NCCL)
@@ -372,13 +373,12 @@ TEST(ReaderRobustness, MutatedDumpsFailOnlyWithLocatedInputErrors) {
       ++mutants;
       parsedCount += parsed;
       if (!problem.empty() && ++failures <= 5)
-        ADD_FAILURE() << problem << "\nbase: " << bases[b].name << ", mutant #" << i
-                      << ", seed " << seed << "\n--- mutant ---\n"
+        ADD_FAILURE() << problem << "\nbase: " << bases[b].name << ", mutant #" << i << ", seed "
+                      << seed << "\n--- mutant ---\n"
                       << excerptForFailure(text);
     }
   }
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   EXPECT_GE(mutants, std::min<size_t>(total, 10000u));
   EXPECT_EQ(failures, 0u);
   // Mutants that still parse show the mutations reach past the first error.

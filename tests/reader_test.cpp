@@ -21,7 +21,9 @@
 namespace shardcheck {
 namespace {
 
-Document read(const std::string &text) { return readDocument(text, "t.txt"); }
+Document read(const std::string &text) {
+  return readDocument(text, "t.txt");
+}
 
 // --- Helpers for checks. ---
 
@@ -128,7 +130,7 @@ void checkSeed(const Document &d) {
     EXPECT_TRUE(f.id(id).isBroadcast());
   }
   EXPECT_EQ(loopStrs(f, 1), (std::vector<std::string>{"bdeviceIdx.x22{1}", "bdeviceIdx.x23{1}",
-                                                       "bdeviceIdx.x21{128}"}));
+                                                      "bdeviceIdx.x21{128}"}));
   EXPECT_EQ(idStrs(f, t1.logical), (std::vector<std::string>{"bdeviceIdx.x1{1}"}));
   EXPECT_EQ(t1.contiguity, (std::vector<Contiguity>{Contiguity::None}));
   ASSERT_TRUE(t1.mesh);
@@ -141,7 +143,8 @@ void checkSeed(const Document &d) {
   EXPECT_EQ(split->inputs, (std::vector<IdNum>{1}));
   EXPECT_EQ(f.tensor(3).caPos, 2);
   EXPECT_EQ(f.tensor(5).producePos, 2);
-  EXPECT_EQ(opKinds(f), (std::vector<OpKind>{OpKind::Set, OpKind::Set, OpKind::Binary, OpKind::Set}));
+  EXPECT_EQ(opKinds(f),
+            (std::vector<OpKind>{OpKind::Set, OpKind::Set, OpKind::Binary, OpKind::Set}));
   EXPECT_EQ(f.exprs[1].attr("cache_op"), "AllLevels");
   EXPECT_EQ(f.exprs[2].op, "+");
   EXPECT_EQ(f.exprs[2].tensorInputs(), (std::vector<TensorNum>{3, 4}));
@@ -284,52 +287,60 @@ T3_g_float[ideviceIdx.z3{2}] (DeviceMesh{{{0 1}{2 3}}{{4 5}{6 7}}})
                      EXPECT_EQ(f.id(3).parallel, ParallelType::DIDz);
                    }});
 
-  cases.push_back({"IterDomainSpellings", R"(%kernel {
+  cases.push_back(
+      {"IterDomainSpellings", R"(%kernel {
 T1_g_float[iS10{8}]
    = Set( T0_g_float[iS0{8}, rS1{i1}, bS2{1}, sS3{4}, nS4{4}, vS5{2}, ?S6{i2}, ideviceIdx.x7{2}, ideviceIdx.y8{2}, ideviceIdx.z9{2}, iblockIdx.x11{i3}, iblockIdx.y12{4}, iblockIdx.z13{4}, ithreadIdx.x14{blockDim.x}, ithreadIdx.y15{4}, ithreadIdx.z16{4}, istreamIdx17{3}, iStreamIdx18{3}, iStream19{3}, iV20{4}, iUR21{2}, iUS22{1}, iMMA23{16}, iG24{2}, iB25{2}, iMV26{4}, iS27{2 : 10 : 8}, iS28{1 : 8}, bS29{1 ex 32}, iS30{( i0 * i1 )}rf, iS31{( ceilDiv(i3, 2) )}_p, iS32{( ( i0 * i1 ) + ( ceilDiv(i2, 4) / 2 ) )}rf_c, iS33{( max(i0, 1) )}], cache_op=Streaming )
 } // %kernel
 )",
-                   [](const Document &d) {
-                     const Fusion &f = only(d);
-                     EXPECT_EQ(f.id(1).iterType, IterType::Reduction);
-                     EXPECT_EQ(f.id(2).iterType, IterType::Broadcast);
-                     EXPECT_EQ(f.id(3).iterType, IterType::Stride);
-                     EXPECT_EQ(f.id(4).iterType, IterType::GatherScatter);
-                     EXPECT_EQ(f.id(5).iterType, IterType::VectorComponent);
-                     EXPECT_EQ(f.id(6).iterType, IterType::Symbolic);
-                     std::vector<std::pair<IdNum, ParallelType>> ptypes{
-                         {7, ParallelType::DIDx},    {8, ParallelType::DIDy},
-                         {9, ParallelType::DIDz},    {11, ParallelType::BIDx},
-                         {12, ParallelType::BIDy},   {13, ParallelType::BIDz},
-                         {14, ParallelType::TIDx},   {15, ParallelType::TIDy},
-                         {16, ParallelType::TIDz},   {17, ParallelType::Stream},
-                         {18, ParallelType::Stream}, {19, ParallelType::Stream},
-                         {20, ParallelType::Vectorize}, {21, ParallelType::Unroll},
-                         {22, ParallelType::Unswitch},  {23, ParallelType::Mma},
-                         {24, ParallelType::Group},     {25, ParallelType::Bulk},
-                         {26, ParallelType::MisalignedVectorize}, {0, ParallelType::Serial}};
-                     for (auto [id, p] : ptypes)
-                       EXPECT_EQ(f.id(id).parallel, p) << "IterDomain " << id;
-                     EXPECT_EQ(f.id(14).extent, Extent::symbol("blockDim.x"));
-                     EXPECT_EQ(f.id(27).start, Extent::constant(2));
-                     EXPECT_EQ(f.id(27).stop, Extent::constant(10));
-                     EXPECT_EQ(f.id(27).extent, Extent::constant(8));
-                     EXPECT_EQ(f.id(28).start, Extent::constant(1));
-                     EXPECT_FALSE(f.id(28).stop);
-                     EXPECT_EQ(f.id(29).extent, Extent::constant(1));
-                     EXPECT_EQ(f.id(29).expandedExtent, Extent::constant(32));
-                     EXPECT_TRUE(f.id(30).rfactor);
-                     EXPECT_EQ(f.id(30).extent,
-                               Extent::mul(Extent::symbol("i0"), Extent::symbol("i1")));
-                     EXPECT_EQ(f.id(31).extent,
-                               Extent::ceilDiv(Extent::symbol("i3"), Extent::constant(2)));
-                     EXPECT_EQ(f.id(31).extraSuffix, "_p");
-                     EXPECT_EQ(f.id(32).str(),
-                               "iS32{( ( i0 * i1 ) + ( ( ceilDiv(i2, 4) ) / 2 ) )}rf_c");
-                     EXPECT_EQ(f.id(33).extent, Extent::symbol("max(i0, 1)"));
-                   }});
+       [](const Document &d) {
+         const Fusion &f = only(d);
+         EXPECT_EQ(f.id(1).iterType, IterType::Reduction);
+         EXPECT_EQ(f.id(2).iterType, IterType::Broadcast);
+         EXPECT_EQ(f.id(3).iterType, IterType::Stride);
+         EXPECT_EQ(f.id(4).iterType, IterType::GatherScatter);
+         EXPECT_EQ(f.id(5).iterType, IterType::VectorComponent);
+         EXPECT_EQ(f.id(6).iterType, IterType::Symbolic);
+         std::vector<std::pair<IdNum, ParallelType>> ptypes{{7, ParallelType::DIDx},
+                                                            {8, ParallelType::DIDy},
+                                                            {9, ParallelType::DIDz},
+                                                            {11, ParallelType::BIDx},
+                                                            {12, ParallelType::BIDy},
+                                                            {13, ParallelType::BIDz},
+                                                            {14, ParallelType::TIDx},
+                                                            {15, ParallelType::TIDy},
+                                                            {16, ParallelType::TIDz},
+                                                            {17, ParallelType::Stream},
+                                                            {18, ParallelType::Stream},
+                                                            {19, ParallelType::Stream},
+                                                            {20, ParallelType::Vectorize},
+                                                            {21, ParallelType::Unroll},
+                                                            {22, ParallelType::Unswitch},
+                                                            {23, ParallelType::Mma},
+                                                            {24, ParallelType::Group},
+                                                            {25, ParallelType::Bulk},
+                                                            {26, ParallelType::MisalignedVectorize},
+                                                            {0, ParallelType::Serial}};
+         for (auto [id, p] : ptypes)
+           EXPECT_EQ(f.id(id).parallel, p) << "IterDomain " << id;
+         EXPECT_EQ(f.id(14).extent, Extent::symbol("blockDim.x"));
+         EXPECT_EQ(f.id(27).start, Extent::constant(2));
+         EXPECT_EQ(f.id(27).stop, Extent::constant(10));
+         EXPECT_EQ(f.id(27).extent, Extent::constant(8));
+         EXPECT_EQ(f.id(28).start, Extent::constant(1));
+         EXPECT_FALSE(f.id(28).stop);
+         EXPECT_EQ(f.id(29).extent, Extent::constant(1));
+         EXPECT_EQ(f.id(29).expandedExtent, Extent::constant(32));
+         EXPECT_TRUE(f.id(30).rfactor);
+         EXPECT_EQ(f.id(30).extent, Extent::mul(Extent::symbol("i0"), Extent::symbol("i1")));
+         EXPECT_EQ(f.id(31).extent, Extent::ceilDiv(Extent::symbol("i3"), Extent::constant(2)));
+         EXPECT_EQ(f.id(31).extraSuffix, "_p");
+         EXPECT_EQ(f.id(32).str(), "iS32{( ( i0 * i1 ) + ( ( ceilDiv(i2, 4) ) / 2 ) )}rf_c");
+         EXPECT_EQ(f.id(33).extent, Extent::symbol("max(i0, 1)"));
+       }});
 
-  cases.push_back({"TransformPrinter2026TwoSpaceLabels", R"(Inputs:
+  cases.push_back(
+      {"TransformPrinter2026TwoSpaceLabels", R"(Inputs:
   T0_g_float[ideviceIdx.x5{2}, iS6{4}, iS1{3}] (DeviceMesh{0 1})
 Outputs:
   T1_g_float[iS4{24}rf] (DeviceMesh{0 1})
@@ -353,28 +364,27 @@ T1_g_float[iS4{24}rf] (DeviceMesh{0 1})
   loop domain: (iS4{24}rf)
 } // %kernel
 )",
-                   [](const Document &d) {
-                     const Fusion &f = only(d);
-                     const TensorView &t0 = f.tensor(0);
-                     EXPECT_TRUE(t0.hasTransformInfo);
-                     EXPECT_EQ(idStrs(f, t0.logical), (std::vector<std::string>{"iS0{8}", "iS1{3}"}));
-                     EXPECT_EQ(idStrs(f, t0.allocation), (std::vector<std::string>{"iS1{3}", "iS0{8}"}));
-                     EXPECT_FALSE(t0.hasRoot());
-                     EXPECT_EQ(t0.contiguity,
-                               (std::vector<Contiguity>{Contiguity::True, Contiguity::False}));
-                     const Transform *outer = f.definition(5);
-                     ASSERT_NE(outer, nullptr);
-                     EXPECT_FALSE(outer->innerSplit);
-                     EXPECT_EQ(outer->outputs, (std::vector<IdNum>{5, 6}));
-                     EXPECT_EQ(outer->loc.line, 15);
-                     EXPECT_EQ(outer->loc.column, 5);
-                     const TensorView &t1 = f.tensor(1);
-                     EXPECT_EQ(idStrs(f, t1.root), (std::vector<std::string>{"iS2{8}", "iS3{3}"}));
-                     EXPECT_EQ(f.definition(4)->kind, Transform::Kind::Merge);
-                     EXPECT_EQ(f.exprs[0].kind, OpKind::Reshape);
-                     EXPECT_EQ(f.exprs[0].op, "reshape");
-                     EXPECT_EQ(t1.domainsLoc.line, 17);
-                   }});
+       [](const Document &d) {
+         const Fusion &f = only(d);
+         const TensorView &t0 = f.tensor(0);
+         EXPECT_TRUE(t0.hasTransformInfo);
+         EXPECT_EQ(idStrs(f, t0.logical), (std::vector<std::string>{"iS0{8}", "iS1{3}"}));
+         EXPECT_EQ(idStrs(f, t0.allocation), (std::vector<std::string>{"iS1{3}", "iS0{8}"}));
+         EXPECT_FALSE(t0.hasRoot());
+         EXPECT_EQ(t0.contiguity, (std::vector<Contiguity>{Contiguity::True, Contiguity::False}));
+         const Transform *outer = f.definition(5);
+         ASSERT_NE(outer, nullptr);
+         EXPECT_FALSE(outer->innerSplit);
+         EXPECT_EQ(outer->outputs, (std::vector<IdNum>{5, 6}));
+         EXPECT_EQ(outer->loc.line, 15);
+         EXPECT_EQ(outer->loc.column, 5);
+         const TensorView &t1 = f.tensor(1);
+         EXPECT_EQ(idStrs(f, t1.root), (std::vector<std::string>{"iS2{8}", "iS3{3}"}));
+         EXPECT_EQ(f.definition(4)->kind, Transform::Kind::Merge);
+         EXPECT_EQ(f.exprs[0].kind, OpKind::Reshape);
+         EXPECT_EQ(f.exprs[0].op, "reshape");
+         EXPECT_EQ(t1.domainsLoc.line, 17);
+       }});
 
   cases.push_back({"TransformPrinterJun2024OneSpaceLabels", R"(%kernel {
 T1_g_float[iS2{4}, iS3{8}]
@@ -431,9 +441,9 @@ T1_g[ iS4{( ceilDiv(( i0 * i1 ), 4) )}rf, iS5{4}rf ] (DeviceMesh{0, 1, })
                      EXPECT_EQ(f.tensor(1).logical, (std::vector<IdNum>{4, 5}));
                      EXPECT_EQ(f.tensor(1).mesh->shape(), (std::vector<int64_t>{2}));
                      EXPECT_EQ(f.transforms.size(), 2u);
-                     EXPECT_EQ(f.id(4).extent,
-                               Extent::ceilDiv(Extent::mul(Extent::symbol("i0"), Extent::symbol("i1")),
-                                               Extent::constant(4)));
+                     EXPECT_EQ(f.id(4).extent, Extent::ceilDiv(Extent::mul(Extent::symbol("i0"),
+                                                                           Extent::symbol("i1")),
+                                                               Extent::constant(4)));
                    }});
 
   cases.push_back({"TransformPrinter2023CompactNoLoopLine", R"(%kernel {
@@ -516,8 +526,9 @@ T4_g_float[iS4{8}] = Set( T3_l_float[iS3{8}] )
 )",
                    [](const Document &d) {
                      const Fusion &f = only(d);
-                     EXPECT_EQ(opKinds(f), (std::vector<OpKind>{OpKind::SegmenterSet, OpKind::LoadStore,
-                                                               OpKind::LoadStore, OpKind::Set}));
+                     EXPECT_EQ(opKinds(f),
+                               (std::vector<OpKind>{OpKind::SegmenterSet, OpKind::LoadStore,
+                                                    OpKind::LoadStore, OpKind::Set}));
                      EXPECT_EQ(f.exprs[1].attr("cache_op"), "Global");
                      EXPECT_EQ(f.exprs[3].loc.line, 8);
                    }});
@@ -525,8 +536,8 @@ T4_g_float[iS4{8}] = Set( T3_l_float[iS3{8}] )
   {
     // Every inline binary operator.
     std::string body;
-    const char *operators[] = {"+",  "-",  "*", "/", "%", "<<", ">>", "==", ">=",
-                               ">",  "<=", "<", "!=", "&&", "||", "&", "|",  "^"};
+    const char *operators[] = {"+", "-",  "*", "/",  "%",  "<<", ">>", "==", ">=",
+                               ">", "<=", "<", "!=", "&&", "||", "&",  "|",  "^"};
     int n = 2;
     for (const char *op : operators) {
       body += "T" + std::to_string(n) + "_l_float[iS" + std::to_string(n + 10) + "{8}]\n" +
@@ -543,7 +554,8 @@ T4_g_float[iS4{8}] = Set( T3_l_float[iS3{8}] )
                      }});
   }
 
-  cases.push_back({"NamedBinaryUnaryCasts", R"(%kernel_math {
+  cases.push_back(
+      {"NamedBinaryUnaryCasts", R"(%kernel_math {
 T2_l_float[iS2{8}]
    = max(T0_g_float[iS0{8}]
   , T1_g_float[iS1{8}]);
@@ -571,21 +583,20 @@ T12_l_float[iS12{8}]
    * T11_l_float[iS11{8}];
 } // %kernel_math 
 )",
-                   [](const Document &d) {
-                     const Fusion &f = only(d);
-                     EXPECT_EQ(ops(f), (std::vector<std::string>{"max", "fmaxf", "atan2f", "expf", "-",
-                                                                  "rsqrtf", "__to_float",
-                                                                  "__bfloat2float", "pow", "*"}));
-                     EXPECT_EQ(opKinds(f),
-                               (std::vector<OpKind>{OpKind::Binary, OpKind::Binary, OpKind::Binary,
-                                                    OpKind::Unary, OpKind::Unary, OpKind::Unary,
-                                                    OpKind::Cast, OpKind::Cast, OpKind::Binary,
-                                                    OpKind::Binary}));
-                     EXPECT_EQ(f.exprs[1].inputs[1].scalar, "double(0)");
-                     EXPECT_EQ(f.exprs[8].inputs[1].scalar, "2.00000000000000000e+00");
-                     EXPECT_EQ(f.exprs[9].inputs[0].scalar, "double(2)");
-                     EXPECT_EQ(f.exprs[9].tensorInputs(), (std::vector<TensorNum>{11}));
-                   }});
+       [](const Document &d) {
+         const Fusion &f = only(d);
+         EXPECT_EQ(ops(f),
+                   (std::vector<std::string>{"max", "fmaxf", "atan2f", "expf", "-", "rsqrtf",
+                                             "__to_float", "__bfloat2float", "pow", "*"}));
+         EXPECT_EQ(opKinds(f),
+                   (std::vector<OpKind>{OpKind::Binary, OpKind::Binary, OpKind::Binary,
+                                        OpKind::Unary, OpKind::Unary, OpKind::Unary, OpKind::Cast,
+                                        OpKind::Cast, OpKind::Binary, OpKind::Binary}));
+         EXPECT_EQ(f.exprs[1].inputs[1].scalar, "double(0)");
+         EXPECT_EQ(f.exprs[8].inputs[1].scalar, "2.00000000000000000e+00");
+         EXPECT_EQ(f.exprs[9].inputs[0].scalar, "double(2)");
+         EXPECT_EQ(f.exprs[9].tensorInputs(), (std::vector<TensorNum>{11}));
+       }});
 
   cases.push_back({"WhereClampAndScalarStatements", R"(%kernel_math {
 i23 = 0 + 768;
@@ -627,10 +638,10 @@ T6_l_float[rS11{8}]
 )",
                    [](const Document &d) {
                      const Fusion &f = only(d);
-                     EXPECT_EQ(opKinds(f),
-                               (std::vector<OpKind>{OpKind::Broadcast, OpKind::Broadcast,
-                                                    OpKind::Squeeze, OpKind::Expand, OpKind::Expand,
-                                                    OpKind::Reduction}));
+                     EXPECT_EQ(
+                         opKinds(f),
+                         (std::vector<OpKind>{OpKind::Broadcast, OpKind::Broadcast, OpKind::Squeeze,
+                                              OpKind::Expand, OpKind::Expand, OpKind::Reduction}));
                      EXPECT_EQ(f.exprs[0].flags, (std::vector<bool>{true, false}));
                      EXPECT_TRUE(f.exprs[1].flags.empty());
                      EXPECT_EQ(f.exprs[2].flags, (std::vector<bool>{true, false}));
@@ -659,7 +670,7 @@ T6_g_float[iS14{4}, iS15{6}, rS16{16}]
                    [](const Document &d) {
                      const Fusion &f = only(d);
                      EXPECT_EQ(opKinds(f), (std::vector<OpKind>{OpKind::Matmul, OpKind::Linear,
-                                                               OpKind::Linear}));
+                                                                OpKind::Linear}));
                      EXPECT_EQ(f.exprs[1].tensorInputs(), (std::vector<TensorNum>{0, 3, 4}));
                      EXPECT_EQ(f.exprs[2].tensorInputs(), (std::vector<TensorNum>{0, 3}));
                    }});
@@ -691,7 +702,7 @@ T13_g_int64_t[]
                    [](const Document &d) {
                      const Fusion &f = only(d);
                      EXPECT_EQ(ops(f), (std::vector<std::string>{"pad", "cat", "slice", "select",
-                                                                  "full", "iota", "sdpa"}));
+                                                                 "full", "iota", "sdpa"}));
                      for (const Expr &e : f.exprs)
                        EXPECT_EQ(e.kind, OpKind::Other) << e.op;
                      EXPECT_EQ(f.exprs[1].tensorInputs(), (std::vector<TensorNum>{1, 0}));
@@ -702,7 +713,9 @@ T13_g_int64_t[]
                      EXPECT_EQ(f.exprs[6].attr("is_causal"), "false");
                    }});
 
-  cases.push_back({"HostIrCommunicationsAndSkippedStatements", R"(%HostIrContainer { (T0_g_float[ideviceIdx.x0{2}, iS1{8}] (DeviceMesh{0 1})) -> (T1_g_float[iS2{2}, iS3{8}] (DeviceMesh{0 1})) :
+  cases.push_back(
+      {"HostIrCommunicationsAndSkippedStatements",
+       R"(%HostIrContainer { (T0_g_float[ideviceIdx.x0{2}, iS1{8}] (DeviceMesh{0 1})) -> (T1_g_float[iS2{2}, iS3{8}] (DeviceMesh{0 1})) :
   T1_g_float[iS2{2}, iS3{8}] (DeviceMesh{0 1}) = ALLOCATE(buffer=T1_g_float[iS2{2}, iS3{8}] (DeviceMesh{0 1}), mem_type=global, size=16, zero_init=false, resets_to_zero=false)
   Stream 0x174e5c80 = GetCurrentStream()
   FOR i535 from 0 to 3:
@@ -722,35 +735,37 @@ T5_g_float[iS6{2}, iS7{8}] (DeviceMesh{0 1})
 
 } // %HostIrContainer
 )",
-                   [](const Document &d) {
-                     const Fusion &f = only(d);
-                     EXPECT_EQ(f.kind, BlockKind::HostIr);
-                     EXPECT_EQ(f.inputs, (std::vector<TensorNum>{0}));
-                     EXPECT_EQ(f.outputs, (std::vector<TensorNum>{1}));
-                     ASSERT_EQ(f.exprs.size(), 3u);
-                     const Expr &ag = f.exprs[0];
-                     EXPECT_EQ(ag.kind, OpKind::Communication);
-                     EXPECT_EQ(ag.op, "Allgather");
-                     EXPECT_EQ(ag.tensorInputs(), (std::vector<TensorNum>{0}));
-                     EXPECT_EQ(ag.outputs, (std::vector<TensorNum>{1}));
-                     ASSERT_TRUE(ag.communication);
-                     EXPECT_EQ(ag.communication->number, 7);
-                     EXPECT_EQ(ag.communication->type, CollectiveType::Allgather);
-                     EXPECT_EQ(ag.communication->team, (std::vector<int64_t>{0, 1}));
-                     EXPECT_FALSE(ag.communication->root);
-                     EXPECT_EQ(ag.communication->backend, "NCCL");
-                     EXPECT_EQ(ag.loc.line, 6);
-                     EXPECT_EQ(ag.loc.column, 5);
-                     const Expr &g = f.exprs[1];
-                     EXPECT_EQ(g.communication->type, CollectiveType::Gather);
-                     EXPECT_EQ(g.communication->team, (std::vector<int64_t>{1, 0}));
-                     EXPECT_EQ(g.communication->root, 1);
-                     EXPECT_EQ(g.communication->backend, "UCC");
-                     EXPECT_EQ(f.tensor(4).mesh->devices(), (std::vector<int64_t>{1}));
-                     EXPECT_EQ(f.exprs[2].op, "relu");
-                   }});
+       [](const Document &d) {
+         const Fusion &f = only(d);
+         EXPECT_EQ(f.kind, BlockKind::HostIr);
+         EXPECT_EQ(f.inputs, (std::vector<TensorNum>{0}));
+         EXPECT_EQ(f.outputs, (std::vector<TensorNum>{1}));
+         ASSERT_EQ(f.exprs.size(), 3u);
+         const Expr &ag = f.exprs[0];
+         EXPECT_EQ(ag.kind, OpKind::Communication);
+         EXPECT_EQ(ag.op, "Allgather");
+         EXPECT_EQ(ag.tensorInputs(), (std::vector<TensorNum>{0}));
+         EXPECT_EQ(ag.outputs, (std::vector<TensorNum>{1}));
+         ASSERT_TRUE(ag.communication);
+         EXPECT_EQ(ag.communication->number, 7);
+         EXPECT_EQ(ag.communication->type, CollectiveType::Allgather);
+         EXPECT_EQ(ag.communication->team, (std::vector<int64_t>{0, 1}));
+         EXPECT_FALSE(ag.communication->root);
+         EXPECT_EQ(ag.communication->backend, "NCCL");
+         EXPECT_EQ(ag.loc.line, 6);
+         EXPECT_EQ(ag.loc.column, 5);
+         const Expr &g = f.exprs[1];
+         EXPECT_EQ(g.communication->type, CollectiveType::Gather);
+         EXPECT_EQ(g.communication->team, (std::vector<int64_t>{1, 0}));
+         EXPECT_EQ(g.communication->root, 1);
+         EXPECT_EQ(g.communication->backend, "UCC");
+         EXPECT_EQ(f.tensor(4).mesh->devices(), (std::vector<int64_t>{1}));
+         EXPECT_EQ(f.exprs[2].op, "relu");
+       }});
 
-  cases.push_back({"HostIrJul2024OldFieldNames", R"(%HostIrContainer { (T0_g[ iS0{128} ] (DeviceMesh{0})) -> (T3_g[ iS3{128} ] (DeviceMesh{1})) :
+  cases.push_back(
+      {"HostIrJul2024OldFieldNames",
+       R"(%HostIrContainer { (T0_g[ iS0{128} ] (DeviceMesh{0})) -> (T3_g[ iS3{128} ] (DeviceMesh{1})) :
   PostOnStream (HostUnit0, Inputs:{T0_g[ iS0{128} ] (DeviceMesh{0}), }, Outputs:{T1_l[ iS1{128} ] (DeviceMesh{0}), })
   Communication 3 (type=Broadcast, team=(1 0), root=0, Input=T1_l[ iS1{128} ] (DeviceMesh{0}), Output=T2_l[ iS2{128} ] (DeviceMesh{1}))
   Wait Communication 3
@@ -764,22 +779,23 @@ T1_g[ iS1{128} ] (DeviceMesh{0})
 
 } // %HostIrContainer
 )",
-                   [](const Document &d) {
-                     const Fusion &f = only(d);
-                     ASSERT_EQ(f.exprs.size(), 2u);
-                     const Expr &b = f.exprs[0];
-                     EXPECT_EQ(b.op, "Broadcast");
-                     EXPECT_EQ(b.communication->root, 0);
-                     EXPECT_EQ(b.communication->team, (std::vector<int64_t>{1, 0}));
-                     EXPECT_EQ(b.communication->backend, "");
-                     EXPECT_EQ(b.tensorInputs(), (std::vector<TensorNum>{1}));
-                     EXPECT_EQ(b.outputs, (std::vector<TensorNum>{2}));
-                     // T1 printed as T1_l and T1_g (host unit boundary): one tensor.
-                     EXPECT_EQ(f.tensor(1).memory, MemoryType::Local);
-                     EXPECT_EQ(f.exprs[1].op, "+");
-                   }});
+       [](const Document &d) {
+         const Fusion &f = only(d);
+         ASSERT_EQ(f.exprs.size(), 2u);
+         const Expr &b = f.exprs[0];
+         EXPECT_EQ(b.op, "Broadcast");
+         EXPECT_EQ(b.communication->root, 0);
+         EXPECT_EQ(b.communication->team, (std::vector<int64_t>{1, 0}));
+         EXPECT_EQ(b.communication->backend, "");
+         EXPECT_EQ(b.tensorInputs(), (std::vector<TensorNum>{1}));
+         EXPECT_EQ(b.outputs, (std::vector<TensorNum>{2}));
+         // T1 printed as T1_l and T1_g (host unit boundary): one tensor.
+         EXPECT_EQ(f.tensor(1).memory, MemoryType::Local);
+         EXPECT_EQ(f.exprs[1].op, "+");
+       }});
 
-  cases.push_back({"SegmentedFusionDedupAndGroups", R"(Segmented_Fusion Dump: -- Re-written complete fusion:{
+  cases.push_back({"SegmentedFusionDedupAndGroups",
+                   R"(Segmented_Fusion Dump: -- Re-written complete fusion:{
 Inputs:
   T0_g_float[iS0{8}]
 Outputs:
@@ -846,7 +862,8 @@ T2_g_float[iS2{8}]
                      EXPECT_EQ(f.groups[1].exprs, (std::vector<size_t>{1}));
                    }});
 
-  cases.push_back({"SeveralBlocksLogLinesAndExpectLines", R"(Fusion IR after pre-segmenter optimization passes:
+  cases.push_back({"SeveralBlocksLogLinesAndExpectLines",
+                   R"(Fusion IR after pre-segmenter optimization passes:
 // EXPECT: T0 -> T1 none proved
 [ RUN      ] MultiDeviceTest.Something
 Inputs:
@@ -917,14 +934,24 @@ T7_g_float[iS9{8}]
                      EXPECT_EQ(t.loc.line, 5);
                    }});
 
-  cases.push_back({"CrlfLineEndingsAndBareKernelClose", "%kernel {\r\nT1_g_float[iS1{8}]\r\n"
-                                                         "   = Set( T0_g_float[iS0{8}] )\r\n}\r\n",
+  cases.push_back({"CrlfLineEndingsAndBareKernelClose",
+                   "%kernel {\r\nT1_g_float[iS1{8}]\r\n"
+                   "   = Set( T0_g_float[iS0{8}] )\r\n}\r\n",
                    [](const Document &d) {
                      const Fusion &f = only(d);
                      EXPECT_EQ(f.exprs.size(), 1u);
                      EXPECT_EQ(f.inputs, (std::vector<TensorNum>{0}));
                      EXPECT_EQ(f.outputs, (std::vector<TensorNum>{1}));
                    }});
+
+  cases.push_back(
+      {"ByteOrderMarkAndTabs",
+       "\xEF\xBB\xBF%kernel {\nT1_g_float[iS1{8}]\n\t= Set(\tT0_g_float[iS0{8}] )\n} // %kernel\n",
+       [](const Document &d) {
+         const Fusion &f = only(d);
+         EXPECT_EQ(f.exprs.size(), 1u);
+         EXPECT_EQ(f.loc.column, 4);
+       }});
 
   cases.push_back({"SymbolicMergeAndBroadcastLoopIds", R"(%kernel {
 T1_g_float[ideviceIdx.x4{2}, iS5{( ceilDiv(( i0 * i1 ), 2) )}, bS6{1}]
@@ -967,7 +994,9 @@ TEST_P(ReaderGood, ReadsAndYieldsFacts) {
 INSTANTIATE_TEST_SUITE_P(Styles, ReaderGood, ::testing::ValuesIn(goodCases()),
                          [](const auto &info) { return std::string(info.param.name); });
 
-TEST(Reader, HasAtLeastTwentyFiveWellFormedCases) { EXPECT_GE(goodCases().size(), 25u); }
+TEST(Reader, HasAtLeastTwentyFiveWellFormedCases) {
+  EXPECT_GE(goodCases().size(), 25u);
+}
 
 // --- Malformed dumps. ---
 
@@ -979,7 +1008,9 @@ struct BadCase {
 };
 
 /// Wraps expression lines in a `%kernel {` block (line 1 is the header).
-std::string kernel(const std::string &body) { return "%kernel {\n" + body + "} // %kernel\n"; }
+std::string kernel(const std::string &body) {
+  return "%kernel {\n" + body + "} // %kernel\n";
+}
 
 const std::string kSet = "T1_g_float[iS1{8}]\n   = Set( T0_g_float[iS0{8}], cache_op=Streaming )\n";
 
@@ -1016,8 +1047,9 @@ std::vector<BadCase> badCases() {
        kernel("T1_g_float[iS1{" + std::string(40, '(') + "i0" + std::string(40, ')') +
               "}]\n   = Set( T0_g_float[iS0{8}] )\n"),
        "nested more than 32 levels deep", 2, 49},
-      {"UnclosedKernelBlock", "%kernel {\n" + kSet, "expected '} // %kernel' to close the block "
-                                                    "opened at t.txt:1:1, found end of input",
+      {"UnclosedKernelBlock", "%kernel {\n" + kSet,
+       "expected '} // %kernel' to close the block "
+       "opened at t.txt:1:1, found end of input",
        4, 1},
       {"WrongCloser", "%kernel_math {\n" + kSet + "} // %kernel\n",
        "expected '} // %kernel_math' to close the block opened at t.txt:1:1", 4, 1},
@@ -1035,8 +1067,7 @@ std::vector<BadCase> badCases() {
       {"SetWithTwoTensors",
        kernel("T2_g_float[iS2{8}]\n   = Set( T0_g_float[iS0{8}], T1_g_float[iS1{8}] )\n"),
        "'Set' takes one tensor operand, found 2 operand(s)", 3, 6},
-      {"TrailingGarbage",
-       kernel("T1_g_float[iS1{8}]\n   = Set( T0_g_float[iS0{8}] ) extra\n"),
+      {"TrailingGarbage", kernel("T1_g_float[iS1{8}]\n   = Set( T0_g_float[iS0{8}] ) extra\n"),
        "expected end of line after the statement defining T1, found 'extra'", 3, 32},
       {"UnexpectedLineInKernel", kernel("what is this\n"),
        "expected an expression, 'TransformPrinter :' or '} // %kernel'", 2, 1},
@@ -1044,11 +1075,11 @@ std::vector<BadCase> badCases() {
        kernel(kSet + "T2_g_float[iS2{8}]\n   = Set( T0_g_float[iS0{16}] )\n"),
        "IterDomain 0 is printed as 'iS0{16}' here but as 'iS0{8}' at t.txt:3:22", 5, 22},
       {"ConflictingMesh",
-       kernel("T1_g_float[iS1{8}] (DeviceMesh{0 1})\n   = Set( T0_g_float[iS0{8}] (DeviceMesh{0 1}) )\n"
+       kernel("T1_g_float[iS1{8}] (DeviceMesh{0 1})\n   = Set( T0_g_float[iS0{8}] (DeviceMesh{0 "
+              "1}) )\n"
               "T2_g_float[iS2{8}]\n   = Set( T0_g_float[iS0{8}] (DeviceMesh{0}) )\n"),
        "T0 is printed with DeviceMesh{0} here but DeviceMesh{0 1} at t.txt:3:11", 5, 11},
-      {"ConflictingDtype",
-       kernel(kSet + "T2_g_float[iS2{8}]\n   = Set( T0_g_double[iS0{8}] )\n"),
+      {"ConflictingDtype", kernel(kSet + "T2_g_float[iS2{8}]\n   = Set( T0_g_double[iS0{8}] )\n"),
        "T0 is printed with data type double here but float at t.txt:3:11", 5, 11},
       {"ConflictingLoopDomain",
        kernel(kSet + "T2_g_float[iS2{8}]\n   = Set( T0_g_float[iS0{8}, iS3{2}] )\n"),
@@ -1104,15 +1135,18 @@ std::vector<BadCase> badCases() {
   Merge: iS0{8} and iS0{8} -> iS1{64}
 )",
        "IterDomain 0 appears twice in 'Merge: iS0{8}, iS0{8} -> iS1{64}'", 3, 3},
-      {"MissingLogicalLabel", kernel(kSet + "\nTransformPrinter :\nT1_g_float[iS1{8}]\n contiguity: t\n"),
-       "expected 'logical domain : (...)' (or 'root domain') after the TransformPrinter header of T1",
+      {"MissingLogicalLabel",
+       kernel(kSet + "\nTransformPrinter :\nT1_g_float[iS1{8}]\n contiguity: t\n"),
+       "expected 'logical domain : (...)' (or 'root domain') after the TransformPrinter header of "
+       "T1",
        6, 1},
       {"DuplicateLabel", R"(T0_g_float[iS0{8}]
  logical domain : (iS0{8})
  logical domain : (iS0{8})
 )",
        "a second 'logical domain' line for T0", 3, 2},
-      {"DuplicateIdInDomain", kernel("T1_g_float[iS1{8}, iS1{8}]\n   = Set( T0_g_float[iS0{8}] )\n"),
+      {"DuplicateIdInDomain",
+       kernel("T1_g_float[iS1{8}, iS1{8}]\n   = Set( T0_g_float[iS0{8}] )\n"),
        "IterDomain iS1{8} appears twice in the loop domain of T1", 2, 20},
       {"LoopLabelDiffersFromHeader", R"(T0_g_float[iS0{8}, iS1{4}]
  logical domain : (iS0{8}, iS1{4})
@@ -1122,29 +1156,32 @@ std::vector<BadCase> badCases() {
        "t.txt:1:1",
        3, 2},
       {"BadBroadcastFlags",
-       kernel("T1_g_float[bS2{1}, iS1{8}]\n   = broadcast( T0_g_float[iS0{8}], flags = {yes, no} )\n"),
+       kernel(
+           "T1_g_float[bS2{1}, iS1{8}]\n   = broadcast( T0_g_float[iS0{8}], flags = {yes, no} )\n"),
        "expected 'true' or 'false' in the flags, found 'yes'", 3, 46},
       {"UnknownCollective",
        "%HostIrContainer { () -> () :\n  Communication 3 (type=Allgathr, team=(0 1))\n} // "
        "%HostIrContainer\n",
        "unknown collective type 'Allgathr'", 2, 25},
       {"CommunicationWithoutTeam",
-       "%HostIrContainer { () -> () :\n  Communication 3 (type=Allgather, input=T0_g_float[iS0{8}], "
+       "%HostIrContainer { () -> () :\n  Communication 3 (type=Allgather, "
+       "input=T0_g_float[iS0{8}], "
        "output=T1_g_float[iS1{8}])\n} // %HostIrContainer\n",
        "Communication 3 has no 'team=' field", 2, 3},
       {"UnknownHostStatement",
        "%HostIrContainer { () -> () :\n  Frobnicate(T0)\n} // %HostIrContainer\n",
        "expected a host IR statement", 2, 3},
-      {"HostIrUnclosed",
-       "%HostIrContainer { () -> () :\n  Wait(Communication 3)\n",
+      {"HostIrUnclosed", "%HostIrContainer { () -> () :\n  Wait(Communication 3)\n",
        "expected '} // %HostIrContainer' to close the block opened at t.txt:1:1", 3, 1},
-      {"SegmentedUnclosed", "Segmented_Fusion Dump: -- fusion segments:\nSegmented_Fusion{ \ngroups: \n",
+      {"SegmentedUnclosed",
+       "Segmented_Fusion Dump: -- fusion segments:\nSegmented_Fusion{ \ngroups: \n",
        "expected '} //Segmented_Fusion' to close the block opened at t.txt:1:1", 4, 1},
       {"SegmentedExprNumberFirst",
        "Segmented_Fusion{ \ngroup details:\ng{(pointwise)\n(0)\n}\n} //Segmented_Fusion\n",
        "expected an expression before its number '(0)'", 4, 1},
       {"ErrorLineCountsExpectLines",
-       "// EXPECT: T0 -> T1 none proved\n" + kernel("T1_g_float[iS1{8}]\n   = Set( T0_g_float[iS0{8)] )\n"),
+       "// EXPECT: T0 -> T1 none proved\n" +
+           kernel("T1_g_float[iS1{8}]\n   = Set( T0_g_float[iS0{8)] )\n"),
        "expected '}' to close the extent of IterDomain 0", 4, 27},
       {"InputsListWithGarbage",
        "Inputs:\n  T0_g_float[iS0{8}] junk junk\nOutputs:\n  T1_g_float[iS1{8}]\n\n" + kernel(kSet),
@@ -1172,7 +1209,9 @@ TEST_P(ReaderBad, ThrowsLocatedInputError) {
 INSTANTIATE_TEST_SUITE_P(Errors, ReaderBad, ::testing::ValuesIn(badCases()),
                          [](const auto &info) { return std::string(info.param.name); });
 
-TEST(Reader, HasAtLeastThirtyMalformedCases) { EXPECT_GE(badCases().size(), 30u); }
+TEST(Reader, HasAtLeastThirtyMalformedCases) {
+  EXPECT_GE(badCases().size(), 30u);
+}
 
 // --- Files, JSON detection and the corpus seed. ---
 
@@ -1189,7 +1228,7 @@ TEST(Reader, SeedFromCorpus) {
   EXPECT_EQ(f.tensors.size(), 6u);
   EXPECT_EQ(f.exprs.size(), 4u);
   EXPECT_EQ(loopStrs(f, 1), (std::vector<std::string>{"bdeviceIdx.x22{1}", "bdeviceIdx.x23{1}",
-                                                       "bdeviceIdx.x21{128}"}));
+                                                      "bdeviceIdx.x21{128}"}));
   EXPECT_EQ(d.file, path.string());
 }
 

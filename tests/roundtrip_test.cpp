@@ -84,8 +84,7 @@ std::string printReadBack(const Fusion &f, const std::string &file) {
   try {
     reread = readDocument(text, file);
   } catch (const InputError &e) {
-    return std::string("the printout does not read back: ") + e.what() + "\n--- printout:\n" +
-           text;
+    return std::string("the printout does not read back: ") + e.what() + "\n--- printout:\n" + text;
   }
   Document expected;
   expected.file = file;
@@ -104,8 +103,9 @@ TEST(RoundTrip, CorpusIsReadable) {
   std::vector<Document> docs = readableCorpus(&files);
   // An empty corpus is fine (it is being written); once it has files, at
   // least one must read, or the round trips below would test nothing.
-  if (files > 0)
+  if (files > 0) {
     EXPECT_GE(docs.size(), 1u) << files << " corpus files, none readable";
+  }
 }
 
 TEST(RoundTrip, CorpusThroughJsonIsIdentical) {

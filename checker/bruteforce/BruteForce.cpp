@@ -123,18 +123,6 @@ std::vector<int64_t> EdgeModel::needs(int64_t y) const {
   return result;
 }
 
-int64_t EdgeModel::partialCount(int64_t device) const {
-  std::set<Coords> parts;
-  for (int64_t x : producer_.heldBy(device)) {
-    Coords c = producer_.coordsOf(x);
-    for (size_t k = 0; k < rules_.size(); ++k)
-      if (rules_[k].kind == AxisRule::Kind::Ranged)
-        c[k] = 0; // Reduced away locally.
-    parts.insert(c);
-  }
-  return static_cast<int64_t>(parts.size());
-}
-
 // --- Needs no communication. ---
 
 BruteResult bruteNeedsNoCommunication(const EdgeModel &model) {
@@ -221,7 +209,8 @@ private:
   bool receives(const Team &team, int64_t device) const;
   std::vector<int64_t> receivers(size_t t) const;
   std::optional<Source> deliver(int64_t d, const Role &role, int64_t position) const;
-  std::variant<std::vector<int64_t>, BruteResult> slotPositions(int64_t d, const Role &role) const;
+  std::vector<int64_t> slotPositions(int64_t d) const;
+  Failure checkPermuted(int64_t d, const Role &role) const;
 
   std::string label(size_t t) const;
   std::string countsStr(const ConcreteTensor &tensor, const std::vector<int64_t> &devices,
@@ -318,8 +307,13 @@ LoweringChecker::Failure LoweringChecker::checkTeamShape(size_t t, std::set<int6
     int64_t d = team.devices[r];
     if (!seen.insert(d).second)
       return fail(d, what + "device " + std::to_string(d) + " is in a team twice");
-    if (receives(team, d))
+    if (receives(team, d)) {
+      const auto &owners = c_.devices();
+      if (!std::count(owners.begin(), owners.end(), d))
+        return fail(d, what + "it writes " + c_.name() + " on device " + std::to_string(d) +
+                           ", which is outside " + c_.name() + "'s devices");
       roles_[d] = Role{t, static_cast<int64_t>(r), -1};
+    }
   }
   return std::nullopt;
 }
@@ -438,20 +432,13 @@ LoweringChecker::Failure LoweringChecker::checkAllToAllCounts(size_t t) {
   return checkOutputs(t, n * k, shape);
 }
 
-/// ReduceScatter: all |out| = k; every member's partial input = n * k.
+/// ReduceScatter: all |out| = k. The partial inputs are laid out by the
+/// plan's local reduction from the consumer's elements (n x k by
+/// construction, docs/semantics.md), so they have no count to check.
 LoweringChecker::Failure LoweringChecker::checkReduceScatterCounts(size_t t) {
   const auto &members = lowering_.teams[t].devices;
-  const int64_t n = static_cast<int64_t>(members.size());
   const int64_t k = c_.count(members[0]);
-  if (auto f = checkOutputs(t, k, "equal size (" + std::to_string(k) + ")"))
-    return f;
-  for (int64_t d : members)
-    if (model_.partialCount(d) != n * k)
-      return fail(d, label(t) + " needs partial inputs of " + std::to_string(n) + " x " +
-                         std::to_string(k) + " elements but device " + std::to_string(d) +
-                         " has partials for " + std::to_string(model_.partialCount(d)) +
-                         " elements of " + c_.name());
-  return std::nullopt;
+  return checkOutputs(t, k, "equal size (" + std::to_string(k) + ")");
 }
 
 LoweringChecker::Failure LoweringChecker::checkTeamCounts(size_t t) {
@@ -542,36 +529,60 @@ std::optional<LoweringChecker::Source> LoweringChecker::deliver(int64_t d, const
 }
 
 /// Where each slot of `d`'s buffer sits in what the collective writes: the
-/// buffer itself, or, with a local permute, the temporary in rank-major order
-/// (chunk r holds the elements team[r] contributes, in the consumer's offset
-/// order), which the permute then moves into place.
-std::variant<std::vector<int64_t>, BruteResult>
-LoweringChecker::slotPositions(int64_t d, const Role &role) const {
-  const auto &slots = c_.buffer(d);
+/// buffer itself (no local permute).
+std::vector<int64_t> LoweringChecker::slotPositions(int64_t d) const {
   std::vector<int64_t> positions;
-  if (!lowering_.localPermute) {
-    for (const auto &slot : slots)
-      positions.push_back(slot.offset);
-    return positions;
-  }
+  for (const auto &slot : c_.buffer(d))
+    positions.push_back(slot.offset);
+  return positions;
+}
+
+/// With a local permute (docs/semantics.md, Lowerings): the collective fills
+/// a temporary, and a local copy places every element. Allgather/Gather: the
+/// temporary holds every member's whole buffer. AllToAll: each member packs
+/// what it holds by destination, so each held element must be needed by
+/// exactly one member of the team. Then every slot's needed element must be
+/// in the temporary.
+LoweringChecker::Failure LoweringChecker::checkPermuted(int64_t d, const Role &role) const {
   const Team &team = lowering_.teams[role.team];
-  std::vector<int64_t> filled(team.devices.size(), 0);
-  for (const auto &slot : slots) {
+  std::set<int64_t> temporary;
+  for (int64_t m : team.devices)
+    for (const auto &slot : p_.buffer(m))
+      temporary.insert(slot.element);
+  if (kind_ == CommKind::AllToAll)
+    for (int64_t m : team.devices)
+      for (const auto &slot : p_.buffer(m)) {
+        int64_t destinations = 0;
+        for (int64_t r : team.devices)
+          for (const auto &cs : c_.buffer(r)) {
+            auto needed = model_.needs(cs.element);
+            if (std::count(needed.begin(), needed.end(), slot.element)) {
+              ++destinations;
+              break;
+            }
+          }
+        if (destinations != 1) {
+          BruteResult r = fail(m, p_.elementStr(slot.element) + " on device " +
+                                      std::to_string(m) + " is needed by " +
+                                      std::to_string(destinations) + " members of " +
+                                      label(role.team) +
+                                      "; an AllToAll sends each element to exactly one");
+          r.counterexample->producerIndex = p_.coordsOf(slot.element);
+          return r;
+        }
+      }
+  for (const auto &slot : c_.buffer(d)) {
     auto needed = model_.needs(slot.element);
     if (needed.size() != 1)
       return BruteResult::unsupported("a local permute of a reduction edge is not modeled");
-    auto holder = std::find_if(team.devices.begin(), team.devices.end(),
-                               [&](int64_t m) { return p_.holds(m, needed[0]); });
-    if (holder == team.devices.end())
+    if (!temporary.count(needed[0]))
       return failAt(d, slot.element, needed[0], slot.offset,
-                    "no member of " + label(role.team) + " holds " + p_.elementStr(needed[0]) +
+                    "no member of " + label(role.team) + " sends " + p_.elementStr(needed[0]) +
                         ", which " + c_.elementStr(slot.element) + " at offset " +
                         std::to_string(slot.offset) + " on device " + std::to_string(d) +
                         " needs " + heldByStr(p_.holders(needed[0])));
-    size_t rank = holder - team.devices.begin();
-    positions.push_back(static_cast<int64_t>(rank) * chunk_[role.team] + filled[rank]++);
   }
-  return positions;
+  return std::nullopt;
 }
 
 LoweringChecker::Failure LoweringChecker::checkLocal(int64_t d) const {
@@ -620,12 +631,12 @@ BruteResult LoweringChecker::wrongDelivery(int64_t d, const Role &role, const Bu
 }
 
 LoweringChecker::Failure LoweringChecker::checkDelivered(int64_t d, const Role &role) const {
-  auto positions = slotPositions(d, role);
-  if (auto *failed = std::get_if<BruteResult>(&positions))
-    return *failed;
+  if (lowering_.localPermute)
+    return checkPermuted(d, role);
+  auto positions = slotPositions(d);
   const auto &slots = c_.buffer(d);
   for (size_t i = 0; i < slots.size(); ++i) {
-    const int64_t position = std::get<std::vector<int64_t>>(positions)[i];
+    const int64_t position = positions[i];
     const auto expected = model_.needs(slots[i].element);
     const auto source = deliver(d, role, position);
     int64_t delivered = kNothing;

@@ -48,9 +48,6 @@ public:
   /// Whether some consumer reduction ID maps to a non-broadcast producer
   /// data ID.
   bool isReductionEdge() const { return reductionEdge_; }
-  /// The size of `device`'s local partial result: the number of distinct
-  /// non-reduced parts among the producer elements it holds.
-  int64_t partialCount(int64_t device) const;
 
 private:
   /// How one producer data coordinate of a needed element is chosen.

@@ -359,6 +359,17 @@ void ConcreteTensor::findDevices() {
         stopUnsupported(name_ + " is sharded on " + parallelTypeShortName(shardingTypes_[j]) +
                         " (" + idStr(shardingIds_[j]) + ") but its mesh " + mesh.str() +
                         " has no axis for it");
+    // Implied constraint: a symbolic DID extent equals the mesh size along
+    // its axis (docs/semantics.md).
+    for (size_t j = 0; j < shardingIds_.size(); ++j) {
+      const auto &d = fusion_->id(shardingIds_[j]);
+      auto e = extentOf(shardingIds_[j]);
+      if (!d.extent.isConstant() && e && *e != mesh.extentOf(shardingTypes_[j]))
+        stopInvalidBindings("the bindings violate the implied constraint that " + idStr(d.number) +
+                            " of " + name_ + " spans the " +
+                            std::to_string(mesh.extentOf(shardingTypes_[j])) + " devices of " +
+                            mesh.str() + " along its axis");
+    }
     for (int64_t d : devices_)
       for (ParallelType p : shardingTypes_)
         deviceCoords_[d].push_back(mesh.coordinate(d, p));

@@ -18,21 +18,51 @@ namespace {
 
 using namespace jsonir;
 
-std::string show(int64_t v) { return std::to_string(v); }
-std::string show(int v) { return std::to_string(v); }
-std::string show(size_t v) { return std::to_string(v); }
-std::string show(bool v) { return v ? "true" : "false"; }
-std::string show(const std::string &s) { return "\"" + s + "\""; }
-std::string show(const Extent &e) { return e.str(); }
-std::string show(const DeviceMesh &m) { return m.str(); }
-std::string show(IterType t) { return iterTypeJsonName(t); }
-std::string show(ParallelType p) { return parallelTypeJsonName(p); }
-std::string show(MemoryType m) { return memoryTypeJsonName(m); }
-std::string show(DataType d) { return d == DataType::Unknown ? "unknown" : dataTypeJsonName(d); }
-std::string show(Transform::Kind k) { return transformKindJsonName(k); }
-std::string show(OpKind k) { return opKindJsonName(k); }
-std::string show(CollectiveType c) { return collectiveTypeJsonName(c); }
-std::string show(BlockKind k) { return blockKindJsonName(k); }
+std::string show(int64_t v) {
+  return std::to_string(v);
+}
+std::string show(int v) {
+  return std::to_string(v);
+}
+std::string show(size_t v) {
+  return std::to_string(v);
+}
+std::string show(bool v) {
+  return v ? "true" : "false";
+}
+std::string show(const std::string &s) {
+  return "\"" + s + "\"";
+}
+std::string show(const Extent &e) {
+  return e.str();
+}
+std::string show(const DeviceMesh &m) {
+  return m.str();
+}
+std::string show(IterType t) {
+  return iterTypeJsonName(t);
+}
+std::string show(ParallelType p) {
+  return parallelTypeJsonName(p);
+}
+std::string show(MemoryType m) {
+  return memoryTypeJsonName(m);
+}
+std::string show(DataType d) {
+  return d == DataType::Unknown ? "unknown" : dataTypeJsonName(d);
+}
+std::string show(Transform::Kind k) {
+  return transformKindJsonName(k);
+}
+std::string show(OpKind k) {
+  return opKindJsonName(k);
+}
+std::string show(CollectiveType c) {
+  return collectiveTypeJsonName(c);
+}
+std::string show(BlockKind k) {
+  return blockKindJsonName(k);
+}
 std::string show(Contiguity c) {
   return c == Contiguity::True ? "t" : c == Contiguity::False ? "f" : "n";
 }
@@ -82,8 +112,8 @@ private:
 
   bool fusions(const std::string &at, const Fusion &a, const Fusion &b);
   bool iterDomains(const std::string &at, const Fusion &a, const Fusion &b);
-  bool iterDomain(const std::string &at, const Fusion &fa, const IterDomain &a,
-                  const Fusion &fb, const IterDomain &b);
+  bool iterDomain(const std::string &at, const Fusion &fa, const IterDomain &a, const Fusion &fb,
+                  const IterDomain &b);
   bool transforms(const std::string &at, const Fusion &a, const Fusion &b);
   bool transform(const std::string &at, const Transform &a, const Transform &b);
   bool tensors(const std::string &at, const Fusion &a, const Fusion &b);
@@ -125,24 +155,22 @@ bool Comparer::documents(const Document &a, const Document &b) {
 bool Comparer::fusions(const std::string &at, const Fusion &a, const Fusion &b) {
   return same(at + "kind", a.kind, b.kind) && sameLoc(at + "location", a.loc, b.loc) &&
          same(at + "inputs", a.inputs, b.inputs) && same(at + "outputs", a.outputs, b.outputs) &&
-         iterDomains(at, a, b) && transforms(at, a, b) && tensors(at, a, b) &&
-         exprs(at, a, b) && groups(at, a, b);
+         iterDomains(at, a, b) && transforms(at, a, b) && tensors(at, a, b) && exprs(at, a, b) &&
+         groups(at, a, b);
 }
 
 bool Comparer::iterDomains(const std::string &at, const Fusion &a, const Fusion &b) {
   if (!sameKeys(at, "IterDomain ", a.ids, b.ids))
     return false;
   for (const auto &[number, id] : a.ids)
-    if (!iterDomain(at + "IterDomain " + std::to_string(number) + ": ", a, id, b,
-                    b.ids.at(number)))
+    if (!iterDomain(at + "IterDomain " + std::to_string(number) + ": ", a, id, b, b.ids.at(number)))
       return false;
   return true;
 }
 
 bool Comparer::iterDomain(const std::string &at, const Fusion &fa, const IterDomain &a,
                           const Fusion &fb, const IterDomain &b) {
-  if (!(same(at + "number", a.number, b.number) &&
-        same(at + "iter type", a.iterType, b.iterType) &&
+  if (!(same(at + "number", a.number, b.number) && same(at + "iter type", a.iterType, b.iterType) &&
         same(at + "parallel type", a.parallel, b.parallel) &&
         same(at + "extent", a.extent, b.extent) &&
         same(at + "expanded extent", a.expandedExtent, b.expandedExtent) &&
@@ -178,8 +206,7 @@ bool Comparer::transforms(const std::string &at, const Fusion &a, const Fusion &
   for (const auto &t : a.transforms) {
     auto it = byOutputs.find(t.outputs);
     if (it == byOutputs.end())
-      return mismatch(at + "the transform producing " + show(t.outputs) +
-                      " is only in the first");
+      return mismatch(at + "the transform producing " + show(t.outputs) + " is only in the first");
     if (!transform(at + "transform producing " + show(t.outputs) + ": ", t, *it->second))
       return false;
   }
@@ -204,9 +231,8 @@ bool Comparer::tensors(const std::string &at, const Fusion &a, const Fusion &b) 
 }
 
 bool Comparer::tensor(const std::string &at, const TensorView &a, const TensorView &b) {
-  return same(at + "number", a.number, b.number) &&
-         same(at + "memory type", a.memory, b.memory) && same(at + "dtype", a.dtype, b.dtype) &&
-         same(at + "root domain", a.root, b.root) &&
+  return same(at + "number", a.number, b.number) && same(at + "memory type", a.memory, b.memory) &&
+         same(at + "dtype", a.dtype, b.dtype) && same(at + "root domain", a.root, b.root) &&
          same(at + "logical domain", a.logical, b.logical) &&
          same(at + "allocation domain", a.allocation, b.allocation) &&
          same(at + "loop domain", a.loop, b.loop) &&

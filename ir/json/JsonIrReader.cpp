@@ -63,7 +63,9 @@ std::string typeName(const json &v) {
   }
 }
 
-std::string inQuotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string inQuotes(std::string_view s) {
+  return "\"" + std::string(s) + "\"";
+}
 
 /// Symbols print inside `{...}` of an IterDomain and inside `( ... )`
 /// extents; these characters would make the printout unreadable.
@@ -244,8 +246,8 @@ E Reader::enumValue(const At &at, std::optional<E> (*parse)(std::string_view),
 
 Extent Reader::extent(const At &at, int depth) const {
   if (depth > kMaxExtentDepth)
-    failSchema(at, at.label + " is nested more than " + std::to_string(kMaxExtentDepth) +
-                       " levels deep");
+    failSchema(at,
+               "extent is nested more than " + std::to_string(kMaxExtentDepth) + " levels deep");
   const json &v = at.value;
   if (v.is_number_integer())
     return Extent::constant(integer(at, INT64_MIN, INT64_MAX));
@@ -257,8 +259,9 @@ Extent Reader::extent(const At &at, int depth) const {
     return Extent::symbol(std::move(name));
   }
   if (!v.is_object())
-    failSchema(at, at.label + " must be an integer, a symbol name or an {\"op\", \"lhs\", "
-                              "\"rhs\"} object, got " +
+    failSchema(at, at.label +
+                       " must be an integer, a symbol name or an {\"op\", \"lhs\", "
+                       "\"rhs\"} object, got " +
                        typeName(v));
   checkKeys(at, {"op", "lhs", "rhs"});
   Extent::Kind op = enumValue(field(at, "op"), parseExtentOpJson, extentOpJsonChoices);
@@ -464,8 +467,8 @@ void Reader::readTransforms(const At &list, Fusion &f) const {
 
 Transform Reader::transform(const At &at) const {
   expectObject(at);
-  checkKeys(at, {"kind", "inputs", "outputs", "factor", "innerSplit", "left", "right", "detail",
-                 "loc"});
+  checkKeys(
+      at, {"kind", "inputs", "outputs", "factor", "innerSplit", "left", "right", "detail", "loc"});
   Transform t;
   t.kind = enumValue(field(at, "kind"), parseTransformKindJson, transformKindJsonChoices);
   for (const At &in : elements(field(at, "inputs")))
@@ -618,9 +621,8 @@ void Reader::readTensors(const At &list, Fusion &f) const {
 
 TensorView Reader::tensor(const At &at, const Fusion &f) const {
   expectObject(at);
-  checkKeys(at, {"number", "memory", "dtype", "root", "logical", "allocation", "loop",
-                 "contiguity", "mesh", "caPos", "producePos", "hasTransformInfo", "loc",
-                 "domainsLoc"});
+  checkKeys(at, {"number", "memory", "dtype", "root", "logical", "allocation", "loop", "contiguity",
+                 "mesh", "caPos", "producePos", "hasTransformInfo", "loc", "domainsLoc"});
   TensorView tv;
   tv.number = static_cast<TensorNum>(integer(field(at, "number"), 0, INT_MAX));
   tv.memory = enumValue(field(at, "memory"), parseMemoryTypeJson, memoryTypeJsonChoices);
@@ -655,8 +657,8 @@ void Reader::checkDomains(const At &at, const TensorView &tv, const Fusion &f) c
   std::string name = tv.name();
   // Without transform info the dump showed only the loop domain; anything
   // else could not be printed back (the printer prints no entry for it).
-  if (!tv.hasTransformInfo && (tv.hasRoot() || tv.hasAllocation() || !tv.contiguity.empty() ||
-                               tv.logical != tv.loop))
+  if (!tv.hasTransformInfo &&
+      (tv.hasRoot() || tv.hasAllocation() || !tv.contiguity.empty() || tv.logical != tv.loop))
     failInconsistent(at.path, name + " has \"hasTransformInfo\": false, so its logical domain "
                                      "must equal its loop domain and it can have no root, "
                                      "allocation or contiguity");
@@ -692,8 +694,8 @@ std::vector<Contiguity> Reader::contiguity(const At &at) const {
     else if (element.value.is_boolean())
       out.push_back(element.value.get<bool>() ? Contiguity::True : Contiguity::False);
     else
-      failSchema(element, element.label + " must be true, false or null, got " +
-                              typeName(element.value));
+      failSchema(element,
+                 element.label + " must be true, false or null, got " + typeName(element.value));
   }
   return out;
 }
@@ -770,8 +772,8 @@ void Reader::readGroups(const At &list, Fusion &f) const {
       int64_t i = integer(index, 0, INT64_MAX);
       if (static_cast<uint64_t>(i) >= f.exprs.size())
         failInconsistent(index.path, "segment group refers to expr " + std::to_string(i) +
-                                         ", but the fusion has " +
-                                         std::to_string(f.exprs.size()) + " exprs");
+                                         ", but the fusion has " + std::to_string(f.exprs.size()) +
+                                         " exprs");
       g.exprs.push_back(static_cast<size_t>(i));
     }
     f.groups.push_back(std::move(g));

@@ -29,7 +29,9 @@ std::string appendPointer(const std::string &path, size_t index) {
 
 namespace {
 
-bool isJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool isJsonSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 std::vector<size_t> lineStartsOf(std::string_view text) {
   std::vector<size_t> starts{0};

@@ -172,52 +172,94 @@ constexpr std::array<Spelling<Extent::Kind>, 6> kExtentOps{{
 
 } // namespace
 
-const char *iterTypeJsonName(IterType t) { return nameIn(kIterTypes, t); }
-std::optional<IterType> parseIterTypeJson(std::string_view s) { return parseIn(kIterTypes, s); }
-std::string iterTypeJsonChoices() { return choicesIn(kIterTypes); }
+const char *iterTypeJsonName(IterType t) {
+  return nameIn(kIterTypes, t);
+}
+std::optional<IterType> parseIterTypeJson(std::string_view s) {
+  return parseIn(kIterTypes, s);
+}
+std::string iterTypeJsonChoices() {
+  return choicesIn(kIterTypes);
+}
 
-const char *parallelTypeJsonName(ParallelType p) { return nameIn(kParallelTypes, p); }
+const char *parallelTypeJsonName(ParallelType p) {
+  return nameIn(kParallelTypes, p);
+}
 std::optional<ParallelType> parseParallelTypeJson(std::string_view s) {
   return parseIn(kParallelTypes, s);
 }
-std::string parallelTypeJsonChoices() { return choicesIn(kParallelTypes); }
+std::string parallelTypeJsonChoices() {
+  return choicesIn(kParallelTypes);
+}
 
-const char *memoryTypeJsonName(MemoryType m) { return nameIn(kMemoryTypes, m); }
+const char *memoryTypeJsonName(MemoryType m) {
+  return nameIn(kMemoryTypes, m);
+}
 std::optional<MemoryType> parseMemoryTypeJson(std::string_view s) {
   return parseIn(kMemoryTypes, s);
 }
-std::string memoryTypeJsonChoices() { return choicesIn(kMemoryTypes); }
+std::string memoryTypeJsonChoices() {
+  return choicesIn(kMemoryTypes);
+}
 
-const char *dataTypeJsonName(DataType d) { return nameIn(kDataTypes, d); }
-std::optional<DataType> parseDataTypeJson(std::string_view s) { return parseIn(kDataTypes, s); }
-std::string dataTypeJsonChoices() { return choicesIn(kDataTypes); }
+const char *dataTypeJsonName(DataType d) {
+  return nameIn(kDataTypes, d);
+}
+std::optional<DataType> parseDataTypeJson(std::string_view s) {
+  return parseIn(kDataTypes, s);
+}
+std::string dataTypeJsonChoices() {
+  return choicesIn(kDataTypes);
+}
 
-const char *transformKindJsonName(Transform::Kind k) { return nameIn(kTransformKinds, k); }
+const char *transformKindJsonName(Transform::Kind k) {
+  return nameIn(kTransformKinds, k);
+}
 std::optional<Transform::Kind> parseTransformKindJson(std::string_view s) {
   return parseIn(kTransformKinds, s);
 }
-std::string transformKindJsonChoices() { return choicesIn(kTransformKinds); }
+std::string transformKindJsonChoices() {
+  return choicesIn(kTransformKinds);
+}
 
-const char *opKindJsonName(OpKind k) { return nameIn(kOpKinds, k); }
-std::optional<OpKind> parseOpKindJson(std::string_view s) { return parseIn(kOpKinds, s); }
-std::string opKindJsonChoices() { return choicesIn(kOpKinds); }
+const char *opKindJsonName(OpKind k) {
+  return nameIn(kOpKinds, k);
+}
+std::optional<OpKind> parseOpKindJson(std::string_view s) {
+  return parseIn(kOpKinds, s);
+}
+std::string opKindJsonChoices() {
+  return choicesIn(kOpKinds);
+}
 
-const char *collectiveTypeJsonName(CollectiveType c) { return nameIn(kCollectiveTypes, c); }
+const char *collectiveTypeJsonName(CollectiveType c) {
+  return nameIn(kCollectiveTypes, c);
+}
 std::optional<CollectiveType> parseCollectiveTypeJson(std::string_view s) {
   return parseIn(kCollectiveTypes, s);
 }
-std::string collectiveTypeJsonChoices() { return choicesIn(kCollectiveTypes); }
+std::string collectiveTypeJsonChoices() {
+  return choicesIn(kCollectiveTypes);
+}
 
-const char *blockKindJsonName(BlockKind k) { return nameIn(kBlockKinds, k); }
+const char *blockKindJsonName(BlockKind k) {
+  return nameIn(kBlockKinds, k);
+}
 std::optional<BlockKind> parseBlockKindJson(std::string_view s) {
   return parseIn(kBlockKinds, s);
 }
-std::string blockKindJsonChoices() { return choicesIn(kBlockKinds); }
+std::string blockKindJsonChoices() {
+  return choicesIn(kBlockKinds);
+}
 
-const char *extentOpJsonName(Extent::Kind k) { return nameIn(kExtentOps, k); }
+const char *extentOpJsonName(Extent::Kind k) {
+  return nameIn(kExtentOps, k);
+}
 std::optional<Extent::Kind> parseExtentOpJson(std::string_view s) {
   return parseIn(kExtentOps, s);
 }
-std::string extentOpJsonChoices() { return choicesIn(kExtentOps); }
+std::string extentOpJsonChoices() {
+  return choicesIn(kExtentOps);
+}
 
 } // namespace shardcheck::jsonir

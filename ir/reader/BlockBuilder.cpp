@@ -171,8 +171,8 @@ void BlockBuilder::checkTransformShape(const Transform &t) const {
   std::sort(sorted.begin(), sorted.end());
   auto dup = std::adjacent_find(sorted.begin(), sorted.end());
   if (dup != sorted.end())
-    structureError("IterDomain " + std::to_string(*dup) + " appears twice in '" +
-                       transformStr(t) + "'",
+    structureError("IterDomain " + std::to_string(*dup) + " appears twice in '" + transformStr(t) +
+                       "'",
                    t.loc);
 }
 
@@ -204,8 +204,12 @@ size_t BlockBuilder::noteExpr(Expr e) {
   return exprs_.size() - 1;
 }
 
-void BlockBuilder::setInputs(std::vector<TensorNum> inputs) { inputs_ = std::move(inputs); }
-void BlockBuilder::setOutputs(std::vector<TensorNum> outputs) { outputs_ = std::move(outputs); }
+void BlockBuilder::setInputs(std::vector<TensorNum> inputs) {
+  inputs_ = std::move(inputs);
+}
+void BlockBuilder::setOutputs(std::vector<TensorNum> outputs) {
+  outputs_ = std::move(outputs);
+}
 
 void BlockBuilder::checkNoCycles() const {
   // Iterative DFS over "defined from" edges: a malicious dump may chain
@@ -269,8 +273,7 @@ void BlockBuilder::checkDerived(const TensorFacts &facts) const {
   std::string name = "T" + std::to_string(facts.print.number);
   auto complain = [&](IdNum id, const char *domain, const char *from, const SourceLoc &at) {
     structureError(std::string("the ") + domain + " domain of " + name + " contains " +
-                       ids_.at(id).str() + ", which is not derived from its " + from +
-                       " domain",
+                       ids_.at(id).str() + ", which is not derived from its " + from + " domain",
                    at.known() ? at : d.loc);
   };
   if (!d.root.empty()) {

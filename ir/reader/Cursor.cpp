@@ -9,17 +9,23 @@ namespace shardcheck::reader {
 
 namespace {
 /// Whether a line is a golden-test expectation, skipped everywhere.
-bool isExpectLine(std::string_view line) { return trim(line).substr(0, 9) == "// EXPECT"; }
+bool isExpectLine(std::string_view line) {
+  return trim(line).substr(0, 9) == "// EXPECT";
+}
 } // namespace
 
 bool isInlineSpace(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 bool isIdentStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c); }
+bool isIdentChar(char c) {
+  return isIdentStart(c) || isDigit(c);
+}
 
 std::string_view trim(std::string_view s) {
   size_t b = 0, e = s.size();
@@ -47,12 +53,14 @@ std::string excerpt(std::string_view s, size_t max) {
   return out;
 }
 
-Source::Source(std::string_view text, std::string file)
-    : text_(text), file_(std::move(file)) {
+Source::Source(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
   lineStarts_.push_back(0);
   for (size_t i = 0; i < text_.size(); ++i)
     if (text_[i] == '\n' && i + 1 < text_.size())
       lineStarts_.push_back(i + 1);
+  // A UTF-8 byte-order mark (editors on Windows add one) is blank space.
+  if (text_.compare(0, 3, "\xEF\xBB\xBF") == 0)
+    text_.replace(0, 3, "   ");
   // Blank the expectation lines in place: offsets and columns stay valid.
   for (size_t line = 0; line < lineCount(); ++line)
     if (isExpectLine(lineText(line)))
@@ -76,7 +84,9 @@ std::string_view Source::lineText(size_t line) const {
   return s;
 }
 
-std::string_view Source::trimmedLine(size_t line) const { return trim(lineText(line)); }
+std::string_view Source::trimmedLine(size_t line) const {
+  return trim(lineText(line));
+}
 
 size_t Source::lineOf(size_t offset) const {
   auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), offset);
@@ -106,7 +116,9 @@ char Cursor::peek(size_t ahead) const {
   return p < src_->size() ? src_->text()[p] : '\0';
 }
 
-void Cursor::advance(size_t n) { pos_ = std::min(pos_ + n, src_->size()); }
+void Cursor::advance(size_t n) {
+  pos_ = std::min(pos_ + n, src_->size());
+}
 
 bool Cursor::startsWith(std::string_view s) const {
   return src_->text().substr(std::min(pos_, src_->size()), s.size()) == s;
@@ -148,7 +160,9 @@ void Cursor::nextLine() {
   advance();
 }
 
-bool Cursor::restOfLineBlank() const { return trim(restOfLine()).empty(); }
+bool Cursor::restOfLineBlank() const {
+  return trim(restOfLine()).empty();
+}
 
 std::string_view Cursor::restOfLine() const {
   size_t end = pos_;
@@ -195,7 +209,9 @@ std::string Cursor::found() const {
   return "'" + excerpt(src_->text().substr(pos_, n), 20) + "'";
 }
 
-void Cursor::fail(const std::string &message) const { failAt(pos_, message); }
+void Cursor::fail(const std::string &message) const {
+  failAt(pos_, message);
+}
 
 void Cursor::failAt(size_t offset, const std::string &message) const {
   throwInputError(kParseError, message, src_->loc(offset));

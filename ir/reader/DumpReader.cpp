@@ -21,7 +21,10 @@ Document readNvFuserDump(std::string_view text, const std::string &file) {
 }
 
 Document readDocument(std::string_view text, const std::string &file) {
-  for (char c : text) {
+  std::string_view rest = text;
+  if (rest.substr(0, 3) == "\xEF\xBB\xBF")
+    rest.remove_prefix(3); // A UTF-8 byte-order mark.
+  for (char c : rest) {
     if (reader::isInlineSpace(c) || c == '\n')
       continue;
     if (c == '{')

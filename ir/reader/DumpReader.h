@@ -9,9 +9,18 @@
 // fusion without expressions. The same tensor printed in several places is one
 // tensor; conflicting facts are an error.
 //
+// A block without an `Inputs:`/`Outputs:` header (a bare `%kernel {`) gets as
+// inputs the tensors its expressions use but never define, and as outputs
+// those they define but never use. Host IR lines that only manage memory,
+// streams or control flow (ALLOCATE, Wait, FOR, PostOnStream, P2P sends, ...)
+// are accepted and skipped.
+//
 // Lines starting with `// EXPECT` (golden-test expectations) are skipped.
 // Malformed input throws InputError located at FILE:LINE:COL naming what was
-// expected; nothing partial is returned. This reader does not lint or check.
+// expected; nothing partial is returned. Error codes: `parse` (syntax or
+// structure), `inconsistent` (two prints of one IterDomain, tensor or
+// transform disagree), `no-fusion` (no block in the file), `io` (unreadable
+// file). This reader does not lint or check.
 #pragma once
 
 #include "ir/Fusion.h"

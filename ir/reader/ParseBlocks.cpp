@@ -20,12 +20,24 @@ constexpr std::string_view kCompleteFusionCloser = "} // {Re-written complete fu
 
 /// Host IR statements that manage streams, memory, control flow or launches:
 /// accepted and skipped (the computation they schedule is printed elsewhere).
-constexpr std::array<std::string_view, 18> kHostSkipped{
-    "Wait",          "FOR",           "IF",           "ELSE",
-    "PostOnStream",  "ShardByStream", "SetCurrentStream", "GetCurrentStream",
-    "Synchronize",   "Stream",        "Deallocate",   "P2PCommunication",
-    "LaunchKernel",  "StartCoalescing", "EndCoalescing", "ALLOCATE",
-    "HirAliasSelect", "Allocate"};
+constexpr std::array<std::string_view, 18> kHostSkipped{"Wait",
+                                                        "FOR",
+                                                        "IF",
+                                                        "ELSE",
+                                                        "PostOnStream",
+                                                        "ShardByStream",
+                                                        "SetCurrentStream",
+                                                        "GetCurrentStream",
+                                                        "Synchronize",
+                                                        "Stream",
+                                                        "Deallocate",
+                                                        "P2PCommunication",
+                                                        "LaunchKernel",
+                                                        "StartCoalescing",
+                                                        "EndCoalescing",
+                                                        "ALLOCATE",
+                                                        "HirAliasSelect",
+                                                        "Allocate"};
 
 bool startsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
@@ -57,7 +69,9 @@ bool isStrayCloser(std::string_view t) {
          startsWith(t, "TransformPrinter :");
 }
 
-bool isDtypeChar(char c) { return isIdentChar(c) || c == ':' || c == '<' || c == '>'; }
+bool isDtypeChar(char c) {
+  return isIdentChar(c) || c == ':' || c == '<' || c == '>';
+}
 
 } // namespace
 
@@ -199,8 +213,8 @@ void Parser::parseIoEntry(std::vector<TensorNum> &out) {
 // --- %kernel and %kernel_math ---
 
 void Parser::failUnclosed(const std::string &closer, const SourceLoc &open) const {
-  c_.failAt(src_.size(), "expected '" + closer + "' to close the block opened at " +
-                             open.str() + ", found end of input");
+  c_.failAt(src_.size(), "expected '" + closer + "' to close the block opened at " + open.str() +
+                             ", found end of input");
 }
 
 void Parser::expectCloser(std::string_view trimmed, const std::string &closer,
@@ -457,8 +471,8 @@ void Parser::parseGroupDetails() {
   }
 }
 
-void Parser::parseGroup() {
-  size_t open = c_.pos();
+SegmentGroup Parser::parseGroupHeader() {
+  // `g{(pointwise)`, or `g{` in groups without a scheduler.
   c_.expect("g{", "to open a group");
   SegmentGroup group;
   group.name = "g" + std::to_string(cur_->groupCount());
@@ -472,50 +486,58 @@ void Parser::parseGroup() {
   c_.skipSpaces();
   if (!c_.atLineEnd())
     c_.failExpected("end of line after the group header");
+  return group;
+}
+
+void Parser::parseExprNumber(const SegmentGroup &group) {
+  // `(7)`: the name of the expression just printed.
+  if (group.exprs.empty())
+    c_.fail("expected an expression before its number '" + excerpt(curTrimmed()) + "'");
+  c_.advance();
+  parseSmallInt("expression number");
+  c_.expect(")", "after the expression number");
+  c_.skipSpaces();
+  if (!c_.atLineEnd())
+    c_.failExpected("end of line after the expression number");
+}
+
+void Parser::parseGroupExpr(SegmentGroup &group, const SourceLoc &open) {
+  if (c_.accept(",")) // Old groups separate expressions with ` , `.
+    c_.skipSpaces();
+  if (atTensorStart())
+    group.exprs.push_back(*parseStatement(false));
+  else if (!isScalarStatement(curTrimmed()))
+    c_.failExpected("an expression, 'inputs:', 'outputs:' or '}' in the group opened at " +
+                    open.str());
+}
+
+void Parser::parseGroup() {
+  SourceLoc open = c_.loc();
+  SegmentGroup group = parseGroupHeader();
   c_.nextLine();
   bool listMode = false;
   while (true) {
     if (c_.atEnd())
-      failUnclosed("}", c_.locAt(open));
+      failUnclosed("}", open);
     std::string_view t = curTrimmed();
     c_.skipSpaces();
-    if (t.empty()) {
-      listMode = false; // The expressions follow the lists after blank lines.
-      c_.nextLine();
-    } else if (t == "inputs:" || t == "outputs:") {
-      listMode = true;
-      c_.nextLine();
-    } else if (t == "}") {
+    if (t == "}") {
       c_.nextLine();
       break;
+    }
+    if (t.empty()) {
+      listMode = false; // The expressions follow the lists after blank lines.
+    } else if (t == "inputs:" || t == "outputs:") {
+      listMode = true;
     } else if (t.front() == '(') {
-      // `(7)`: the name of the expression just printed.
-      if (group.exprs.empty())
-        c_.fail("expected an expression before its number '" + excerpt(t) + "'");
-      c_.advance();
-      parseSmallInt("expression number");
-      c_.expect(")", "after the expression number");
-      c_.skipSpaces();
-      if (!c_.atLineEnd())
-        c_.failExpected("end of line after the expression number");
-      c_.nextLine();
+      parseExprNumber(group);
     } else if (listMode) {
       std::vector<TensorNum> ignored; // Group boundaries; the exprs say it all.
       parseIoEntry(ignored);
-      c_.nextLine();
     } else {
-      if (c_.accept(",")) // Old groups separate expressions with ` , `.
-        c_.skipSpaces();
-      if (atTensorStart()) {
-        group.exprs.push_back(*parseStatement(false));
-        c_.nextLine();
-      } else if (isScalarStatement(t)) {
-        c_.nextLine();
-      } else {
-        c_.failExpected("an expression, 'inputs:', 'outputs:' or '}' in the group opened at " +
-                        c_.locAt(open).str());
-      }
+      parseGroupExpr(group, open);
     }
+    c_.nextLine();
   }
   cur_->addGroup(std::move(group));
 }

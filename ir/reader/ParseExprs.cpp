@@ -14,29 +14,43 @@ namespace shardcheck::reader {
 namespace {
 
 constexpr std::array<std::string_view, 18> kBinaryOperators{
-    "<<", ">>", "==", ">=", "<=", "!=", "&&", "||", "+", "-", "*", "/", "%", ">", "<", "&", "|", "^"};
+    "<<", ">>", "==", ">=", "<=", "!=", "&&", "||", "+",
+    "-",  "*",  "/",  "%",  ">",  "<",  "&",  "|",  "^"};
 
 /// Host IR statements `T = NAME(...)` that only manage memory or streams.
-constexpr std::array<std::string_view, 6> kHostOnlyRhs{
-    "ALLOCATE", "ShardByStream", "HirAliasSelect", "GetCurrentStream", "Deallocate", "LaunchKernel"};
+constexpr std::array<std::string_view, 6> kHostOnlyRhs{"ALLOCATE",       "ShardByStream",
+                                                       "HirAliasSelect", "GetCurrentStream",
+                                                       "Deallocate",     "LaunchKernel"};
 
-constexpr std::array<std::string_view, 9> kLoadStoreOps{
-    "LdMatrix", "LdMatrixTranspose", "CpAsync", "CpAsyncBulk", "CpAsyncBulkTensorTile",
-    "StMatrix", "LdTMem", "StTMem", "CpAsyncBulkTensorTileStore"};
+constexpr std::array<std::string_view, 9> kLoadStoreOps{"LdMatrix",
+                                                        "LdMatrixTranspose",
+                                                        "CpAsync",
+                                                        "CpAsyncBulk",
+                                                        "CpAsyncBulkTensorTile",
+                                                        "StMatrix",
+                                                        "LdTMem",
+                                                        "StTMem",
+                                                        "CpAsyncBulkTensorTileStore"};
 
 constexpr std::array<std::string_view, 22> kNamedBinaryOps{
-    "max",  "min",      "fmax", "fmin",    "pow", "remainder", "atan2", "fmod",
-    "ceilDiv", "div",   "gcd",  "complex", "mod", "nextafter", "lshift", "rshift",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "truediv"};
+    "max",         "min",         "fmax",       "fmin",   "pow",         "remainder",
+    "atan2",       "fmod",        "ceilDiv",    "div",    "gcd",         "complex",
+    "mod",         "nextafter",   "lshift",     "rshift", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "logical_and", "logical_or", "truediv"};
 
 constexpr std::array<std::string_view, 3> kTernaryOps{"clamp", "lerp", "threshold"};
 
 /// Tensor ops with no specific OpKind; some end with `;` like pointwise ops.
-constexpr std::array<std::string_view, 20> kOtherOps{
-    "pad",         "cat",        "slice",         "select",        "full",
-    "iota",        "sdpa",       "sdpa_bwd",      "eye",           "indexSelect",
-    "torchGather", "takeAlongAxis", "scatter",    "indexPutAccumulate", "rng_uniform",
-    "rng_normal",  "argsort",    "topk",          "embedding_fwd", "grouped_mm"};
+constexpr std::array<std::string_view, 20> kOtherOps{"pad",           "cat",
+                                                     "slice",         "select",
+                                                     "full",          "iota",
+                                                     "sdpa",          "sdpa_bwd",
+                                                     "eye",           "indexSelect",
+                                                     "torchGather",   "takeAlongAxis",
+                                                     "scatter",       "indexPutAccumulate",
+                                                     "rng_uniform",   "rng_normal",
+                                                     "argsort",       "topk",
+                                                     "embedding_fwd", "grouped_mm"};
 
 template <size_t N> bool contains(const std::array<std::string_view, N> &set, std::string_view s) {
   return std::find(set.begin(), set.end(), s) != set.end();
@@ -45,8 +59,8 @@ template <size_t N> bool contains(const std::array<std::string_view, N> &set, st
 /// Whether `name` (or `name` without its float suffix `f`) is in `set`.
 template <size_t N>
 bool containsMaybeF(const std::array<std::string_view, N> &set, std::string_view name) {
-  return contains(set, name) || (name.size() > 1 && name.back() == 'f' &&
-                                 contains(set, name.substr(0, name.size() - 1)));
+  return contains(set, name) ||
+         (name.size() > 1 && name.back() == 'f' && contains(set, name.substr(0, name.size() - 1)));
 }
 
 bool isCastName(std::string_view name) {
@@ -441,7 +455,8 @@ std::vector<bool> Parser::parseFlags(const CallArg &arg) {
   std::vector<bool> flags;
   std::string_view text = arg.text;
   if (text.size() < 2 || text.front() != '{' || text.back() != '}')
-    c_.failAt(arg.valueOffset, "expected flags like '{false, true}', found '" + excerpt(text) + "'");
+    c_.failAt(arg.valueOffset,
+              "expected flags like '{false, true}', found '" + excerpt(text) + "'");
   size_t i = 1;
   while (i + 1 < text.size()) {
     while (i + 1 < text.size() && (isInlineSpace(text[i]) || text[i] == ','))
@@ -463,28 +478,22 @@ std::vector<bool> Parser::parseFlags(const CallArg &arg) {
   return flags;
 }
 
-Expr Parser::makeExpr(std::vector<TensorNum> outputs, Rhs rhs, const SourceLoc &loc) {
-  Expr e;
-  e.loc = loc;
-  e.outputs = std::move(outputs);
-  e.op = rhs.op;
+bool Parser::addArgs(Expr &e, const Rhs &rhs) {
+  // Tensors and scalars are operands in printed order; braced and key=value
+  // arguments become attributes (broadcast/squeeze flags their own field).
   size_t positional = 0;
-  bool hasOtherArgs = false; // Braced or key=value arguments.
+  bool hasOtherArgs = false;
   for (const CallArg &a : rhs.args) {
-    switch (a.kind) {
-    case CallArg::Kind::Tensor:
+    if (a.kind == CallArg::Kind::Tensor) {
       e.inputs.push_back(Operand::ofTensor(*a.tensor));
       ++positional;
-      break;
-    case CallArg::Kind::Scalar:
+    } else if (a.kind == CallArg::Kind::Scalar) {
       e.inputs.push_back(Operand::ofScalar(a.text));
       ++positional;
-      break;
-    case CallArg::Kind::Braced:
+    } else if (a.kind == CallArg::Kind::Braced) {
       hasOtherArgs = true;
       e.attrs.emplace_back("arg" + std::to_string(positional++), a.text);
-      break;
-    case CallArg::Kind::KeyValue:
+    } else {
       hasOtherArgs = true;
       if (a.key == "flags")
         e.flags = parseFlags(a);
@@ -492,9 +501,17 @@ Expr Parser::makeExpr(std::vector<TensorNum> outputs, Rhs rhs, const SourceLoc &
         e.inputs.push_back(Operand::ofTensor(*a.tensor)); // scatter(in = T0, ...)
       else
         e.attrs.emplace_back(a.key, a.text);
-      break;
     }
   }
+  return hasOtherArgs;
+}
+
+Expr Parser::makeExpr(std::vector<TensorNum> outputs, Rhs rhs, const SourceLoc &loc) {
+  Expr e;
+  e.loc = loc;
+  e.outputs = std::move(outputs);
+  e.op = rhs.op;
+  bool hasOtherArgs = addArgs(e, rhs);
   switch (rhs.form) {
   case Rhs::Form::Inline:
     e.kind = OpKind::Binary;
@@ -521,8 +538,8 @@ void Parser::checkOperands(const Expr &e, const Rhs &rhs) {
                                 std::to_string(operands) + " operand(s)");
   };
   if (e.kind != OpKind::Other && e.outputs.size() != 1)
-    c_.failAt(rhs.opOffset, "'" + e.op + "' has one output, found " +
-                                std::to_string(e.outputs.size()));
+    c_.failAt(rhs.opOffset,
+              "'" + e.op + "' has one output, found " + std::to_string(e.outputs.size()));
   if (takesOneTensor(e.kind) && (tensors != 1 || operands != 1))
     complain("one tensor operand");
   if ((e.kind == OpKind::Unary || e.kind == OpKind::Cast) && operands != 1)

@@ -166,8 +166,8 @@ void Parser::parseContiguity(DomainPrint &d, const std::string &tensorName) {
     else if (token == "n")
       d.contiguity.push_back(Contiguity::None);
     else
-      c_.failAt(start, "expected 't', 'f' or 'n' in the contiguity of " + tensorName +
-                           ", found '" + excerpt(token) + "'");
+      c_.failAt(start, "expected 't', 'f' or 'n' in the contiguity of " + tensorName + ", found '" +
+                           excerpt(token) + "'");
     c_.skipSpaces();
     c_.accept(",");
   }

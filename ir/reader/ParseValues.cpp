@@ -14,16 +14,20 @@ namespace {
 constexpr int kMaxExtentDepth = 32;
 constexpr int kMaxMeshDepth = 8;
 
-bool isSymbolChar(char c) { return isIdentChar(c) || c == '.'; }
-bool isDtypeChar(char c) { return isIdentChar(c) || c == ':' || c == '<' || c == '>'; }
+bool isSymbolChar(char c) {
+  return isIdentChar(c) || c == '.';
+}
+bool isDtypeChar(char c) {
+  return isIdentChar(c) || c == ':' || c == '<' || c == '>';
+}
 
 /// Combines two extents; constant folding is checked for overflow first
 /// (Extent folds with plain int64 arithmetic).
 Extent combine(Extent::Kind kind, const Extent &a, const Extent &b, const Cursor &c,
                size_t opOffset) {
   auto ca = a.asConstant(), cb = b.asConstant();
-  bool divides = kind == Extent::Kind::Div || kind == Extent::Kind::Mod ||
-                 kind == Extent::Kind::CeilDiv;
+  bool divides =
+      kind == Extent::Kind::Div || kind == Extent::Kind::Mod || kind == Extent::Kind::CeilDiv;
   if (divides && cb && *cb == 0)
     c.failAt(opOffset, "division by zero in an extent");
   if (ca && cb && *ca >= 0 && *cb > 0) {

@@ -91,6 +91,8 @@ private:
   CallArg parseCallArg(const std::string &name);
   std::optional<std::string> tryParseKey();
   Expr makeExpr(std::vector<TensorNum> outputs, Rhs rhs, const SourceLoc &loc);
+  /// Adds the arguments to `e`; returns whether any is braced or key=value.
+  bool addArgs(Expr &e, const Rhs &rhs);
   void checkOperands(const Expr &e, const Rhs &rhs);
   std::vector<bool> parseFlags(const CallArg &arg);
   void parseCommunication();
@@ -124,8 +126,7 @@ private:
   void parseKernelBlock(BlockKind kind, bool newBuilder);
   void parseKernelBody(const std::string &closer, const SourceLoc &open);
   void parseTransformPrinter(const std::string &closer, const SourceLoc &open);
-  void expectCloser(std::string_view trimmed, const std::string &closer,
-                    const SourceLoc &open);
+  void expectCloser(std::string_view trimmed, const std::string &closer, const SourceLoc &open);
   [[noreturn]] void failUnclosed(const std::string &closer, const SourceLoc &open) const;
   void parseHostIr();
   void parseHostSignature();
@@ -136,6 +137,9 @@ private:
   void skipToGroupDetails();
   void parseGroupDetails();
   void parseGroup();
+  SegmentGroup parseGroupHeader();
+  void parseExprNumber(const SegmentGroup &group);
+  void parseGroupExpr(SegmentGroup &group, const SourceLoc &open);
   bool isStandaloneTransformsStart(size_t line) const;
   void parseStandaloneTransforms();
   bool isScalarStatement(std::string_view trimmed) const;

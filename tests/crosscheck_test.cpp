@@ -1,0 +1,230 @@
+// Cross-check: every SMT verdict against the independent brute-force
+// evaluator (checker/bruteforce/), over random edges and over the corpus.
+//
+// Agreement rules (a disagreement fails the test; there must be none):
+//   - SMT proved    -> brute force must not fail at any valid binding tried;
+//   - SMT refuted   -> brute force must fail at the counterexample's bindings;
+//   - brute fails   -> SMT must not have proved.
+// Unknown / unsupported answers on either side are counted, never treated as
+// agreement with a proof. The random sweep covers 10,000 edges in 10 shards
+// (ctest runs them in parallel), each edge's local verdict and three of its
+// candidate lowerings; SHARDCHECK_QUICK=1 (the sanitizer run) takes a tenth.
+#include "checker/Checker.h"
+#include "checker/EdgeChecker.h"
+#include "checker/bruteforce/BruteForce.h"
+#include "checker/bruteforce/RandomEdges.h"
+#include "ir/reader/DumpReader.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+using namespace shardcheck;
+using bruteforce::BruteOutcome;
+using bruteforce::BruteResult;
+
+namespace {
+
+struct Tally {
+  int compared = 0, inconclusive = 0, disagreements = 0;
+};
+
+std::vector<int64_t> universeOf(const Fusion &f) {
+  std::set<int64_t> d;
+  for (const auto &[n, tv] : f.tensors)
+    if (tv.mesh)
+      d.insert(tv.mesh->devices().begin(), tv.mesh->devices().end());
+  if (d.empty())
+    d.insert(0);
+  return {d.begin(), d.end()};
+}
+
+std::string bindingsStr(const Bindings &b) {
+  std::string s;
+  for (const auto &[k, v] : b)
+    s += k + "=" + std::to_string(v) + " ";
+  return s;
+}
+
+/// Compares one SMT outcome with brute force. `brute` evaluates the same
+/// claim at given bindings.
+template <typename BruteFn>
+void compare(const Outcome &smt, const Bindings &caseBindings, BruteFn brute,
+             const std::string &what, Tally &t) {
+  BruteResult atCase = brute(caseBindings);
+  if (smt.kind == Outcome::Kind::Proved) {
+    if (atCase.fails()) {
+      ++t.disagreements;
+      ADD_FAILURE() << what << ": SMT proved but brute force fails at " << bindingsStr(caseBindings)
+                    << ": " << atCase.counterexample->message;
+    } else if (atCase.holds()) {
+      ++t.compared;
+    } else {
+      ++t.inconclusive;
+    }
+  } else if (smt.kind == Outcome::Kind::Refuted) {
+    const Bindings &b = smt.counterexample->bindings;
+    // The counterexample names only symbols it used; keep the case's others.
+    Bindings merged = caseBindings;
+    for (const auto &[k, v] : b)
+      merged[k] = v;
+    BruteResult atCex = brute(merged);
+    if (atCex.holds()) {
+      ++t.disagreements;
+      ADD_FAILURE() << what << ": SMT refuted (" << smt.counterexample->message
+                    << ") but brute force holds at " << bindingsStr(merged);
+    } else if (atCex.fails()) {
+      ++t.compared;
+    } else {
+      ++t.inconclusive;
+    }
+  } else {
+    ++t.inconclusive;
+  }
+}
+
+int edgesPerShard() { return std::getenv("SHARDCHECK_QUICK") ? 100 : 1000; }
+
+class RandomCrossCheck : public ::testing::TestWithParam<int> {};
+
+TEST_P(RandomCrossCheck, SmtAgreesWithBruteForce) {
+  bruteforce::RandomEdgeGenerator gen(0x5eed0000u + static_cast<uint64_t>(GetParam()));
+  smt::QueryCache cache;
+  smt::SolverStats stats;
+  Tally local, lowering;
+  int n = edgesPerShard();
+  for (int i = 0; i < n; ++i) {
+    bruteforce::RandomEdgeCase c = gen.next();
+    smt::SolverOptions so;
+    so.timeoutMs = 5000;
+    smt::Context ctx(so, &cache, &stats);
+    EdgeChecker ec(c.fusion, c.edge, ctx, universeOf(c.fusion));
+    std::string what = "case " + std::to_string(i) + " (" + c.description + ")";
+    compare(
+        ec.checkLocal(), c.bindings,
+        [&](const Bindings &b) { return bruteforce::bruteNeedsNoCommunication(c.fusion, c.edge, b); },
+        what + " edge-local", local);
+    // Three lowerings per edge, rotating through the candidates, keep the
+    // sweep's 10,000 edges within CI's time while every kind gets covered.
+    std::vector<Lowering> sample;
+    for (size_t j = 0; j < std::min<size_t>(3, c.lowerings.size()); ++j)
+      sample.push_back(c.lowerings[(static_cast<size_t>(i) + j * 7) % c.lowerings.size()]);
+    for (const auto &l : sample)
+      compare(
+          ec.checkLowering(l), c.bindings,
+          [&](const Bindings &b) { return bruteforce::bruteCheckLowering(c.fusion, c.edge, b, l); },
+          what + " " + l.str(), lowering);
+  }
+  EXPECT_EQ(local.disagreements + lowering.disagreements, 0);
+  // The sweep must mostly compare, not mostly shrug.
+  EXPECT_GT(local.compared, n * 8 / 10) << "inconclusive: " << local.inconclusive;
+  EXPECT_GT(lowering.compared, lowering.inconclusive);
+  RecordProperty("edges", n);
+  RecordProperty("local_compared", local.compared);
+  RecordProperty("lowerings_compared", lowering.compared);
+  std::cout << "edges " << n << ": edge-local " << local.compared << " compared, "
+            << local.inconclusive << " inconclusive; lowerings " << lowering.compared
+            << " compared, " << lowering.inconclusive << " inconclusive; smt queries "
+            << stats.queries << " (" << stats.cacheHits << " cached)\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(TenThousandEdges, RandomCrossCheck, ::testing::Range(0, 10));
+
+// --- The corpus: every verdict the checker gives, against brute force at
+// small bindings of its symbols. ---
+
+std::vector<Bindings> smallBindings(const Fusion &f, const FusionEdge &e) {
+  std::set<std::string> symbols;
+  for (TensorNum t : {e.producer, e.consumer}) {
+    const auto &tv = f.tensor(t);
+    for (const auto *dom : {&tv.root, &tv.logical, &tv.allocation, &tv.loop})
+      for (IdNum id : *dom)
+        f.id(id).extent.collectSymbols(symbols);
+  }
+  std::vector<Bindings> out{{}};
+  for (const auto &s : symbols) {
+    std::vector<Bindings> next;
+    for (const auto &b : out)
+      for (int64_t v : {1, 2, 4, 6, 8, 16}) {
+        Bindings nb = b;
+        nb[s] = v;
+        next.push_back(nb);
+      }
+    out = std::move(next);
+    if (out.size() > 64)
+      out.resize(64);
+  }
+  return out;
+}
+
+TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(SHARDCHECK_SOURCE_DIR) / "corpus";
+  Tally t;
+  int verdicts = 0;
+  for (const auto &entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".txt" && entry.path().extension() != ".json")
+      continue;
+    Document doc = readDocumentFile(entry.path().string());
+    for (const Fusion &f : doc.fusions) {
+      DiagnosticEngine diags;
+      auto graph = FusionGraph::build(f, diags);
+      if (!graph)
+        continue;
+      Checker checker(CheckOptions{});
+      auto verdicts_ = checker.checkFusion(f, *graph);
+      for (size_t i = 0; i < verdicts_.size(); ++i) {
+        const EdgeVerdict &v = verdicts_[i];
+        const FusionEdge &e = graph->edges()[i];
+        std::string what = entry.path().filename().string() + " T" + std::to_string(v.producer) +
+                           " -> T" + std::to_string(v.consumer);
+        auto check = [&](const Lowering &l, Status s, const std::optional<Counterexample> &cex,
+                         const std::string &label) {
+          ++verdicts;
+          Outcome o = s == Status::Proved    ? Outcome::proved()
+                      : s == Status::Refuted ? Outcome::refuted(*cex)
+                                             : Outcome::unknown("");
+          if (s == Status::Refuted && !cex) {
+            ++t.inconclusive;
+            return;
+          }
+          for (const auto &b : smallBindings(f, e)) {
+            compare(
+                o, b,
+                [&](const Bindings &bb) {
+                  return l.kind == CommKind::None
+                             ? bruteforce::bruteNeedsNoCommunication(f, e, bb)
+                             : bruteforce::bruteCheckLowering(f, e, bb, l);
+                },
+                what + " " + label + " " + l.str(), t);
+            if (s != Status::Proved)
+              break; // A refutation is checked at its own bindings once.
+          }
+        };
+        if (v.lowering.kind != CommKind::Unsupported && v.status == Status::Proved) {
+          // A compute op reads an aliased operand in place: alias there means
+          // no communication, which is what brute force checks.
+          const OpKind k = f.exprs[e.expr].kind;
+          bool copy = k == OpKind::Set || k == OpKind::SegmenterSet || k == OpKind::LoadStore ||
+                      k == OpKind::Communication;
+          Lowering l = v.lowering;
+          if (l.kind == CommKind::Alias && !copy)
+            l.kind = CommKind::None;
+          check(l, v.status, std::nullopt, "verdict");
+        }
+        if (v.compiler && v.compiler->status != Status::Unknown)
+          check(v.compiler->lowering, v.compiler->status, v.compiler->counterexample,
+                "compiler");
+      }
+    }
+  }
+  EXPECT_EQ(t.disagreements, 0);
+  EXPECT_GT(t.compared, 0);
+  std::cout << "corpus: " << verdicts << " verdicts, " << t.compared << " comparisons, "
+            << t.inconclusive << " inconclusive\n";
+}
+
+} // namespace
