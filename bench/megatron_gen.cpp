@@ -40,17 +40,15 @@ struct Model {
     auto [did, local] = b.split(sharded, Extent::constant(devices), false, ParallelType::DIDx);
     std::vector<IdNum> loop = shardOut ? std::vector<IdNum>{did, local, i}
                                        : std::vector<IdNum>{o, did, local};
-    TensorNum w = b.tensor({o, i}, mesh, DataType::BFloat16, loop);
-    b.input(w);
-    return w;
+    return b.tensor({o, i}, mesh, loop, DataType::BFloat16);
   }
 
   /// x - broadcast(sum(x)): the reduction and broadcast of a norm.
   TensorNum center(TensorNum x) {
-    TensorNum m = replicated({b.iter("i0"), b.red(Extent::constant(hidden))});
+    TensorNum m = replicated({b.iter("i0"), b.reduction(Extent::constant(hidden))});
     b.expr(OpKind::Reduction, "reduction", {x}, m, {},
            {{"op", "add"}, {"initial value", "float(0)"}, {"allreduce", "false"}});
-    TensorNum mb = replicated({b.iter("i0"), b.bcast()});
+    TensorNum mb = replicated({b.iter("i0"), b.broadcast()});
     b.expr(OpKind::Broadcast, "broadcast", {m}, mb, {false, true});
     TensorNum xc = activation();
     b.expr(OpKind::Binary, "-", {x, mb}, xc);
@@ -60,9 +58,9 @@ struct Model {
   /// Column-parallel linear: out [s, N sharded, rK].
   TensorNum columnParallel(TensorNum x, int64_t n) {
     TensorNum w = weight(n, hidden, /*shardOut=*/true);
-    IdNum s = b.iter("i0"), o = b.iter(n), k = b.red(Extent::constant(hidden));
+    IdNum s = b.iter("i0"), o = b.iter(n), k = b.reduction(Extent::constant(hidden));
     auto [did, local] = b.split(o, Extent::constant(devices), false, ParallelType::DIDx);
-    TensorNum y = b.tensor({s, o, k}, mesh, DataType::BFloat16, {s, did, local, k});
+    TensorNum y = b.tensor({s, o, k}, mesh, {s, did, local, k}, DataType::BFloat16);
     b.expr(OpKind::Linear, "linear", {x, w}, y);
     return y;
   }
@@ -71,7 +69,7 @@ struct Model {
   TensorNum shardedPointwise(TensorNum x, int64_t n, const std::string &op) {
     IdNum s = b.iter("i0"), o = b.iter(n);
     auto [did, local] = b.split(o, Extent::constant(devices), false, ParallelType::DIDx);
-    TensorNum y = b.tensor({s, o}, mesh, DataType::BFloat16, {s, did, local});
+    TensorNum y = b.tensor({s, o}, mesh, {s, did, local}, DataType::BFloat16);
     b.expr(OpKind::Unary, op, {x}, y);
     return y;
   }
@@ -79,9 +77,9 @@ struct Model {
   /// Row-parallel linear: K sharded, out [s, h, rK(DIDx)] = partial sums.
   TensorNum rowParallel(TensorNum x, int64_t k) {
     TensorNum w = weight(hidden, k, /*shardOut=*/false);
-    IdNum s = b.iter("i0"), o = b.iter(hidden), r = b.red(Extent::constant(k));
+    IdNum s = b.iter("i0"), o = b.iter(hidden), r = b.reduction(Extent::constant(k));
     auto [did, local] = b.split(r, Extent::constant(devices), false, ParallelType::DIDx);
-    TensorNum y = b.tensor({s, o, r}, mesh, DataType::BFloat16, {s, o, did, local});
+    TensorNum y = b.tensor({s, o, r}, mesh, {s, o, did, local}, DataType::BFloat16);
     b.expr(OpKind::Linear, "linear", {x, w}, y);
     return y;
   }
@@ -124,10 +122,8 @@ int main(int argc, char **argv) {
     ids[i] = i;
   Model m{FusionBuilder(), DeviceMesh::linear(ids), devices, hidden};
   TensorNum x = m.activation();
-  m.b.input(x);
   for (int64_t l = 0; l < layers; ++l)
     x = m.layer(x);
-  m.b.output(x);
   std::cout << "// Megatron-style tensor-parallel transformer, " << layers << " layer(s), "
             << devices << " devices, hidden " << hidden << " (bench/megatron_gen.cpp)\n";
   std::cout << printFusion(m.b.fusion());

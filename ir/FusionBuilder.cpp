@@ -1,37 +1,55 @@
-// Implementation of FusionBuilder; see FusionBuilder.h.
+// A builder for fusions made in code; see FusionBuilder.h.
 #include "ir/FusionBuilder.h"
+
+#include <algorithm>
 
 namespace shardcheck {
 
-IdNum FusionBuilder::id(IterType type, Extent extent, ParallelType parallel) {
-  IterDomain d;
-  d.number = nextId_++;
-  d.iterType = type;
-  d.extent = std::move(extent);
-  d.parallel = parallel;
-  return fusion_.addIterDomain(std::move(d)).number;
+IdNum FusionBuilder::add(IterType type, Extent extent, ParallelType parallel) {
+  IterDomain id;
+  id.number = nextId_++;
+  id.iterType = type;
+  id.extent = std::move(extent);
+  id.parallel = parallel;
+  return fusion_.addIterDomain(std::move(id)).number;
 }
 
-std::pair<IdNum, IdNum> FusionBuilder::split(IdNum in, Extent factor, bool innerSplit,
+IdNum FusionBuilder::iter(Extent extent, ParallelType parallel) {
+  return add(IterType::Iteration, std::move(extent), parallel);
+}
+
+IdNum FusionBuilder::broadcast(ParallelType parallel, std::optional<Extent> expanded) {
+  IdNum n = add(IterType::Broadcast, Extent::constant(1), parallel);
+  fusion_.id(n).expandedExtent = std::move(expanded);
+  return n;
+}
+
+IdNum FusionBuilder::reduction(Extent extent, ParallelType parallel) {
+  return add(IterType::Reduction, std::move(extent), parallel);
+}
+
+FusionBuilder::SplitIds FusionBuilder::split(IdNum in, Extent factor, bool innerSplit,
                                              ParallelType outerParallel) {
-  const IterDomain src = fusion_.id(in);
-  Extent rest = Extent::ceilDiv(src.extent, factor);
-  IdNum outer = id(src.iterType, innerSplit ? rest : factor, outerParallel);
-  IdNum inner = id(src.iterType, innerSplit ? factor : rest);
+  IterType type = fusion_.id(in).iterType;
+  Extent rest = Extent::ceilDiv(fusion_.id(in).extent, factor);
+  SplitIds ids;
+  ids.outer = add(type, innerSplit ? rest : factor, outerParallel);
+  ids.inner = add(type, innerSplit ? factor : rest, ParallelType::Serial);
   Transform t;
   t.kind = Transform::Kind::Split;
   t.inputs = {in};
-  t.outputs = {outer, inner};
+  t.outputs = {ids.outer, ids.inner};
   t.factor = std::move(factor);
   t.innerSplit = innerSplit;
   fusion_.addTransform(std::move(t));
-  return {outer, inner};
+  return ids;
 }
 
 IdNum FusionBuilder::merge(IdNum outer, IdNum inner) {
-  const IterDomain a = fusion_.id(outer), b = fusion_.id(inner);
-  IterType type = a.isBroadcast() && b.isBroadcast() ? IterType::Broadcast : IterType::Iteration;
-  IdNum out = id(type, Extent::mul(a.extent, b.extent));
+  const auto &a = fusion_.id(outer);
+  bool broadcastOnly = a.isBroadcast() && fusion_.id(inner).isBroadcast();
+  IdNum out = add(broadcastOnly ? IterType::Broadcast : a.iterType,
+                  Extent::mul(a.extent, fusion_.id(inner).extent), ParallelType::Serial);
   Transform t;
   t.kind = Transform::Kind::Merge;
   t.inputs = {outer, inner};
@@ -40,35 +58,68 @@ IdNum FusionBuilder::merge(IdNum outer, IdNum inner) {
   return out;
 }
 
-TensorNum FusionBuilder::tensor(std::vector<IdNum> logical, std::optional<DeviceMesh> mesh,
-                                DataType dtype, std::vector<IdNum> loop,
-                                std::vector<IdNum> allocation, std::vector<IdNum> root) {
+IdNum FusionBuilder::unsupportedTransform(Transform::Kind kind, IdNum in) {
+  IdNum out = add(fusion_.id(in).iterType, fusion_.id(in).extent, ParallelType::Serial);
+  Transform t;
+  t.kind = kind;
+  t.inputs = {in};
+  t.outputs = {out};
+  fusion_.addTransform(std::move(t));
+  return out;
+}
+
+void FusionBuilder::parallelize(IdNum id, ParallelType parallel) {
+  fusion_.id(id).parallel = parallel;
+}
+
+TensorNum FusionBuilder::tensor(TensorSpec spec) {
   TensorView tv;
   tv.number = nextTensor_++;
-  tv.dtype = dtype;
-  tv.loop = loop.empty() ? logical : std::move(loop);
-  tv.logical = std::move(logical);
-  tv.allocation = std::move(allocation);
-  tv.root = std::move(root);
-  tv.mesh = std::move(mesh);
+  tv.root = std::move(spec.root);
+  tv.logical = std::move(spec.logical);
+  tv.loop = spec.loop.empty() ? tv.logical : std::move(spec.loop);
+  tv.allocation = std::move(spec.allocation);
+  tv.mesh = std::move(spec.mesh);
+  tv.dtype = spec.dtype;
   tv.hasTransformInfo = true;
   for (IdNum id : tv.allocationOrLogical())
     tv.contiguity.push_back(fusion_.id(id).isBroadcast() ? Contiguity::None : Contiguity::True);
   return fusion_.addTensor(std::move(tv)).number;
 }
 
-void FusionBuilder::expr(OpKind kind, std::string op, std::vector<TensorNum> inputs,
-                         TensorNum output, std::vector<bool> flags,
+void FusionBuilder::expr(OpKind kind, std::string op, std::vector<TensorNum> ins, TensorNum out,
+                         std::vector<bool> flags,
                          std::vector<std::pair<std::string, std::string>> attrs) {
   Expr e;
   e.kind = kind;
   e.op = std::move(op);
-  for (TensorNum t : inputs)
-    e.inputs.push_back(Operand::ofTensor(t));
-  e.outputs = {output};
-  e.flags = std::move(flags);
   e.attrs = std::move(attrs);
+  for (TensorNum in : ins)
+    e.inputs.push_back(Operand::ofTensor(in));
+  e.outputs = {out};
+  e.flags = std::move(flags);
   fusion_.addExpr(std::move(e));
+  // Inputs: tensors used but never defined; outputs: defined but never used.
+  auto &inputs = fusion_.inputs;
+  auto &outputs = fusion_.outputs;
+  for (TensorNum in : ins) {
+    outputs.erase(std::remove(outputs.begin(), outputs.end(), in), outputs.end());
+    bool defined = fusion_.producerExpr(in) != nullptr;
+    if (!defined && std::find(inputs.begin(), inputs.end(), in) == inputs.end())
+      inputs.push_back(in);
+  }
+  outputs.push_back(out);
+}
+
+FusionEdge FusionBuilder::edge(TensorNum producer, TensorNum consumer) const {
+  DiagnosticEngine diags;
+  auto graph = FusionGraph::build(fusion_, diags);
+  SC_ASSERT(graph, "FusionBuilder made a fusion whose graph does not build");
+  for (const auto &e : graph->edges())
+    if (e.producer == producer && e.consumer == consumer)
+      return e;
+  SC_ASSERT(false, "no edge T" + std::to_string(producer) + " -> T" + std::to_string(consumer));
+  return {};
 }
 
 } // namespace shardcheck

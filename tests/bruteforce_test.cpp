@@ -7,7 +7,7 @@
 // comments show the arithmetic. Not covered here: agreement with the SMT
 // checker (that is the cross-check suite's job).
 #include "checker/bruteforce/BruteForce.h"
-#include "checker/bruteforce/FusionBuilder.h"
+#include "ir/FusionBuilder.h"
 #include "checker/bruteforce/RandomEdges.h"
 
 #include <gtest/gtest.h>

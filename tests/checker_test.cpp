@@ -40,9 +40,8 @@ TEST(Checker, SeedRepro1BroadcastDidSetIsAlias) {
   // y: [bDIDx{1}] on {0 1}; set -> [b{1}]: no data moves.
   FusionBuilder b;
   auto mesh = mesh1d(2);
-  TensorNum y = b.tensor({b.bcast(DIDx)}, mesh);
-  TensorNum y2 = b.tensor({b.bcast()}, mesh);
-  b.input(y);
+  TensorNum y = b.tensor({b.broadcast(DIDx)}, mesh);
+  TensorNum y2 = b.tensor({b.broadcast()}, mesh);
   b.expr(OpKind::Set, "Set", {y}, y2);
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, y, y2);
@@ -60,8 +59,8 @@ TEST(Checker, SeedRepro1BroadcastDidSetIsAlias) {
 TEST(Checker, SeedRepro2ScatterIsRefuted) {
   FusionBuilder b;
   auto mesh = mesh1d(2);
-  TensorNum y = b.tensor({b.bcast()}, mesh);
-  TensorNum y2 = b.tensor({b.bcast(DIDx)}, mesh);
+  TensorNum y = b.tensor({b.broadcast()}, mesh);
+  TensorNum y2 = b.tensor({b.broadcast(DIDx)}, mesh);
   b.expr(OpKind::Set, "Set", {y}, y2);
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, y, y2);
@@ -128,7 +127,7 @@ TEST(Checker, LoopSplitShardingSymbolic) {
   auto mesh = mesh1d(2);
   IdNum xi = b.iter("i0");
   auto [xo, xin] = b.split(xi, Extent::constant(2), /*innerSplit=*/false, DIDx);
-  TensorNum x = b.tensor({xi}, mesh, DataType::Float, {xo, xin});
+  TensorNum x = b.tensor({xi}, mesh, {xo, xin});
   TensorNum y = b.tensor({b.iter("i0")}, mesh);
   b.expr(OpKind::Set, "Set", {x}, y);
   Fusion f = b.take();
@@ -143,7 +142,7 @@ TEST(Checker, SumOverShardedAxisIsAllreduce) {
   FusionBuilder b;
   auto mesh = mesh1d(4);
   TensorNum x = b.tensor({b.iter(4, DIDx), b.iter(3)}, mesh);
-  TensorNum y = b.tensor({b.red(Extent::constant(4), DIDx), b.iter(3)}, mesh);
+  TensorNum y = b.tensor({b.reduction(Extent::constant(4), DIDx), b.iter(3)}, mesh);
   b.expr(OpKind::Reduction, "reduction", {x}, y, {}, {{"op", "add"}});
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
@@ -156,10 +155,10 @@ TEST(Checker, ReduceScatter) {
   FusionBuilder b;
   auto mesh = mesh1d(2);
   TensorNum x = b.tensor({b.iter(2, DIDx), b.iter(4)}, mesh);
-  IdNum r = b.red(Extent::constant(2));
+  IdNum r = b.reduction(Extent::constant(2));
   IdNum yi = b.iter(4);
   auto [yo, yin] = b.split(yi, Extent::constant(2), false, DIDx);
-  TensorNum y = b.tensor({r, yi}, mesh, DataType::Float, {r, yo, yin});
+  TensorNum y = b.tensor({r, yi}, mesh, {r, yo, yin});
   b.expr(OpKind::Reduction, "reduction", {x}, y, {}, {{"op", "add"}});
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
@@ -213,7 +212,7 @@ TEST(Checker, UnevenSplitIsUnsupportedForCollectives) {
   auto mesh = mesh1d(2);
   IdNum xi = b.iter(7);
   auto [xo, xin] = b.split(xi, Extent::constant(2), false, DIDx);
-  TensorNum x = b.tensor({xi}, mesh, DataType::Float, {xo, xin});
+  TensorNum x = b.tensor({xi}, mesh, {xo, xin});
   TensorNum y = b.tensor({b.iter(7)}, mesh);
   b.expr(OpKind::Set, "Set", {x}, y);
   Fusion f = b.take();

@@ -2,7 +2,7 @@
 #include "checker/bruteforce/RandomEdges.h"
 
 #include "checker/bruteforce/ConcreteTensor.h"
-#include "checker/bruteforce/FusionBuilder.h"
+#include "ir/FusionBuilder.h"
 
 #include <algorithm>
 #include <map>
