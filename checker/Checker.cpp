@@ -1,6 +1,7 @@
 // Edge verdicts for a fusion; see Checker.h.
 #include "checker/Checker.h"
 
+#include "checker/Decomposition.h"
 #include "checker/EdgeChecker.h"
 #include "checker/Selection.h"
 
@@ -250,21 +251,13 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
       v.reason = s.lowering.kind == CommKind::None
                      ? "communication is needed but nvFuser's rules propose none"
                      : s.reason;
-      v.steps = s.steps;
+      v.steps = decomposeEdge(fusion, edge, universe, so, &queryCache_, &stats_.solver);
+      if (v.steps.empty())
+        for (const auto &l : s.steps)
+          v.steps.push_back(DecompositionStep{l, Status::Unknown, "", "not proved"});
       break;
     }
-    Outcome o = ec.checkLowering(s.lowering);
-    bool permutable =
-        s.lowering.kind == CommKind::Allgather || s.lowering.kind == CommKind::AllToAll;
-    if (o.kind == Outcome::Kind::Refuted && permutable) {
-      Lowering permuted = s.lowering;
-      permuted.localPermute = true;
-      Outcome p = ec.checkLowering(permuted);
-      if (p.kind == Outcome::Kind::Proved) {
-        s.lowering = permuted;
-        o = p;
-      }
-    }
+    Outcome o = proveWithPermuteFallback(ec, s.lowering);
     if (o.kind == Outcome::Kind::Proved) {
       v.lowering = s.lowering;
       v.status = Status::Proved;

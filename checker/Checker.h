@@ -14,6 +14,7 @@
 // Unknown is never reported as proved, and no verdict rests on an unknown.
 #pragma once
 
+#include "checker/Decomposition.h"
 #include "checker/Lowering.h"
 #include "checker/smt/Smt.h"
 #include "ir/FusionGraph.h"
@@ -61,7 +62,9 @@ struct EdgeVerdict {
   /// refuted or unsupported edge: the failure.
   std::optional<Counterexample> counterexample;
   std::string reason;                  ///< For unknown / unsupported.
-  std::vector<Lowering> steps;         ///< A proposed two-step decomposition.
+  /// For an edge no single collective lowers: a two-step decomposition, each
+  /// step with its own verdict.
+  std::vector<DecompositionStep> steps;
   std::vector<std::string> assumptions;///< Sizes the proof covers, e.g. `i0 % 2 == 0`.
   std::optional<CompilerVerdict> compiler;
   bool fromCache = false;

@@ -162,7 +162,10 @@ void reportEdge(const EdgeVerdict &v, DiagnosticEngine &diags) {
                   v.counterexample->message,
               v.loc);
   for (const auto &step : v.steps)
-    d.addNote("a possible step: " + step.str() + " (not yet proved)", v.loc);
+    d.addNote("two-step lowering: " + step.lowering.str() +
+                  (step.intermediate.empty() ? "" : " via " + step.intermediate) + " " +
+                  statusName(step.status) + (step.reason.empty() ? "" : ": " + step.reason),
+              v.loc);
   if (!v.assumptions.empty() && v.status == Status::Proved) {
     std::string a;
     for (const auto &s : v.assumptions)
@@ -308,8 +311,13 @@ nlohmann::json edgeJson(size_t fusion, const EdgeVerdict &v) {
   j["reason"] = v.reason;
   j["assumptions"] = v.assumptions;
   nlohmann::json steps = nlohmann::json::array();
-  for (const auto &s : v.steps)
-    steps.push_back(loweringJson(s));
+  for (const auto &s : v.steps) {
+    nlohmann::json js = loweringJson(s.lowering);
+    js["status"] = statusName(s.status);
+    js["intermediate"] = s.intermediate;
+    js["reason"] = s.reason;
+    steps.push_back(js);
+  }
   j["steps"] = steps;
   if (v.compiler) {
     const auto &c = *v.compiler;

@@ -147,6 +147,51 @@ ElementTerms EdgeChecker::neededElement(const ElementTerms &y, const std::string
   return x;
 }
 
+namespace {
+
+/// Names of the element variables of an ElementTerms.
+void addNames(std::vector<std::string> &vars, const ElementTerms &e) {
+  vars.insert(vars.end(), e.baseNames.begin(), e.baseNames.end());
+}
+
+smt::Int sumOf(smt::Context &ctx, const std::vector<std::string> &vars) {
+  smt::Int s = ctx.intVal(0);
+  for (const auto &v : vars)
+    s = s + ctx.intVar(v);
+  return s;
+}
+
+} // namespace
+
+smt::Int EdgeChecker::deviceAmong(const std::string &name, const std::vector<int64_t> &devices,
+                                  std::vector<smt::Bool> &constraints) {
+  smt::Int d = ctx_.intVar(name);
+  std::vector<smt::Bool> options;
+  for (int64_t dev : devices)
+    options.push_back(d == dev);
+  constraints.push_back(ctx_.any(options));
+  return d;
+}
+
+ElementTerms EdgeChecker::heldConsumerElement(const smt::Int &device,
+                                              std::vector<smt::Bool> &constraints) {
+  ElementTerms y = enc_.element(consumer_, "y", /*useRoot=*/true);
+  constraints.push_back(y.inRange);
+  constraints.push_back(enc_.holds(consumer_, device, y));
+  return y;
+}
+
+smt::QueryResult EdgeChecker::solve(const std::string &name, std::vector<smt::Bool> assertions,
+                                    std::vector<std::string> vars, bool minimizeSizes) {
+  assertions.push_back(baseConstraints());
+  assertions.push_back(enc_.symbolsPositive()); // last: every symbol exists by now
+  auto symbols = enc_.symbolVars();
+  vars.insert(vars.end(), symbols.begin(), symbols.end());
+  if (!minimizeSizes || symbols.empty())
+    return ctx_.check(name, assertions, vars);
+  return ctx_.checkMinimized(name, assertions, vars, sumOf(ctx_, symbols));
+}
+
 Counterexample EdgeChecker::makeCounterexample(const smt::Model &m, const std::string &message) {
   Counterexample c;
   for (const auto &[canonical, user] : enc_.symbolNames())
@@ -167,22 +212,6 @@ Counterexample EdgeChecker::makeCounterexample(const smt::Model &m, const std::s
   c.message = message;
   return c;
 }
-
-namespace {
-
-/// Names of the element variables of an ElementTerms.
-void addNames(std::vector<std::string> &vars, const ElementTerms &e) {
-  vars.insert(vars.end(), e.baseNames.begin(), e.baseNames.end());
-}
-
-smt::Int sumOf(smt::Context &ctx, const std::vector<std::string> &vars) {
-  smt::Int s = ctx.intVal(0);
-  for (const auto &v : vars)
-    s = s + ctx.intVar(v);
-  return s;
-}
-
-} // namespace
 
 Outcome EdgeChecker::checkConstraints() {
   if (constraintsOutcome_)
@@ -213,14 +242,8 @@ Outcome EdgeChecker::checkLocal() {
     if (c.kind != Outcome::Kind::Proved)
       return c;
     std::vector<smt::Bool> a;
-    smt::Int d = ctx_.intVar("d");
-    std::vector<smt::Bool> dIn;
-    for (int64_t dev : consumerDevices())
-      dIn.push_back(d == dev);
-    a.push_back(ctx_.any(dIn));
-    ElementTerms y = enc_.element(consumer_, "y", /*useRoot=*/true);
-    a.push_back(y.inRange);
-    a.push_back(enc_.holds(consumer_, d, y));
+    smt::Int d = deviceAmong("d", consumerDevices(), a);
+    ElementTerms y = heldConsumerElement(d, a);
     ElementTerms x = neededElement(y, "x", a);
     a.push_back(!enc_.holds(producer_, d, x));
     auto producers = producerDevices();
@@ -233,12 +256,7 @@ Outcome EdgeChecker::checkLocal() {
     }
     addNames(vars, y);
     addNames(vars, x);
-    a.push_back(baseConstraints());
-    a.push_back(enc_.symbolsPositive());
-    auto symbols = enc_.symbolVars();
-    vars.insert(vars.end(), symbols.begin(), symbols.end());
-    auto r = symbols.empty() ? ctx_.check("edge-local", a, vars)
-                             : ctx_.checkMinimized("edge-local", a, vars, sumOf(ctx_, symbols));
+    auto r = solve("edge-local", a, vars, /*minimizeSizes=*/true);
     if (r.answer == smt::Answer::Unsat)
       return Outcome::proved();
     if (r.answer == smt::Answer::Unknown)
@@ -267,24 +285,14 @@ Outcome EdgeChecker::checkUncoveredDevices(const Lowering &lowering) {
   if (uncovered.empty())
     return Outcome::proved();
   std::vector<smt::Bool> a;
-  smt::Int d = ctx_.intVar("d");
-  std::vector<smt::Bool> dIn;
-  for (int64_t dev : uncovered)
-    dIn.push_back(d == dev);
-  a.push_back(ctx_.any(dIn));
-  ElementTerms y = enc_.element(consumer_, "y", true);
-  a.push_back(y.inRange);
-  a.push_back(enc_.holds(consumer_, d, y));
+  smt::Int d = deviceAmong("d", uncovered, a);
+  ElementTerms y = heldConsumerElement(d, a);
   ElementTerms x = neededElement(y, "x", a);
   a.push_back(!enc_.holds(producer_, d, x));
-  a.push_back(baseConstraints());
-  a.push_back(enc_.symbolsPositive());
   std::vector<std::string> vars{"d"};
   addNames(vars, y);
   addNames(vars, x);
-  auto symbols = enc_.symbolVars();
-  vars.insert(vars.end(), symbols.begin(), symbols.end());
-  auto r = ctx_.check("lowering-uncovered-devices", a, vars);
+  auto r = solve("lowering-uncovered-devices", a, vars);
   if (r.answer == smt::Answer::Unsat)
     return Outcome::proved();
   if (r.answer == smt::Answer::Unknown)
@@ -324,13 +332,8 @@ Outcome EdgeChecker::checkCounts(const Lowering &lowering, const Team &team) {
     break;
   }
   a.push_back(!ok);
-  a.push_back(baseConstraints());
-  a.push_back(enc_.symbolsPositive());
   std::vector<std::string> vars{"nP", "nC"};
-  auto symbols = enc_.symbolVars();
-  vars.insert(vars.end(), symbols.begin(), symbols.end());
-  auto r = symbols.empty() ? ctx_.check("lowering-counts", a, vars)
-                           : ctx_.checkMinimized("lowering-counts", a, vars, sumOf(ctx_, symbols));
+  auto r = solve("lowering-counts", a, vars, /*minimizeSizes=*/true);
   if (r.answer == smt::Answer::Unsat)
     return Outcome::proved();
   if (r.answer == smt::Answer::Unknown)
@@ -369,14 +372,8 @@ Outcome EdgeChecker::checkSlots(const Lowering &lowering, const Team &team) {
   const auto &members = team.devices;
   auto n = static_cast<int64_t>(members.size());
   std::vector<smt::Bool> a;
-  smt::Int d = ctx_.intVar("d");
-  std::vector<smt::Bool> dIn;
-  for (int64_t dev : receivers(lowering, team, consumerDevices()))
-    dIn.push_back(d == dev);
-  a.push_back(ctx_.any(dIn));
-  ElementTerms y = enc_.element(consumer_, "y", true);
-  a.push_back(y.inRange);
-  a.push_back(enc_.holds(consumer_, d, y));
+  smt::Int d = deviceAmong("d", receivers(lowering, team, consumerDevices()), a);
+  ElementTerms y = heldConsumerElement(d, a);
   ElementTerms x = neededElement(y, "x", a);
   smt::Int t = ctx_.intVar("t");
   a.push_back(t == enc_.offset(consumer_, y));
@@ -434,15 +431,11 @@ Outcome EdgeChecker::checkSlots(const Lowering &lowering, const Team &team) {
   for (size_t i = 0; i < z.baseVars.size(); ++i)
     differs.push_back(z.baseVars[i] != x.baseVars[i]);
   a.push_back(ctx_.any(differs));
-  a.push_back(baseConstraints());
-  a.push_back(enc_.symbolsPositive());
   std::vector<std::string> vars{"d", "t", "src"};
   addNames(vars, y);
   addNames(vars, x);
   addNames(vars, z);
-  auto symbols = enc_.symbolVars();
-  vars.insert(vars.end(), symbols.begin(), symbols.end());
-  auto r = ctx_.check("lowering-slots", a, vars);
+  auto r = solve("lowering-slots", a, vars);
   if (r.answer == smt::Answer::Unsat)
     return Outcome::proved();
   if (r.answer == smt::Answer::Unknown)
@@ -488,12 +481,10 @@ Outcome EdgeChecker::checkPartials(const Lowering &lowering, const Team &team) {
     for (size_t i = 0; i < y.baseVars.size(); ++i)
       differs.push_back(y.baseVars[i] != z.baseVars[i]);
     a.push_back(ctx_.any(differs));
-    a.push_back(baseConstraints());
-    a.push_back(enc_.symbolsPositive());
     std::vector<std::string> vars{"d", "m"};
     addNames(vars, y);
     addNames(vars, z);
-    auto r = ctx_.check("lowering-partials-agree", a, vars);
+    auto r = solve("lowering-partials-agree", a, vars);
     if (r.answer == smt::Answer::Unknown)
       return Outcome::unknown("lowering-partials-agree: " + r.reason);
     if (r.answer == smt::Answer::Sat) {
@@ -527,13 +518,9 @@ Outcome EdgeChecker::checkPartials(const Lowering &lowering, const Team &team) {
     vars.push_back("h" + std::to_string(i));
   }
   a.push_back(contributors != ctx_.intVal(1));
-  a.push_back(baseConstraints());
-  a.push_back(enc_.symbolsPositive());
   addNames(vars, y);
   addNames(vars, x);
-  auto symbols = enc_.symbolVars();
-  vars.insert(vars.end(), symbols.begin(), symbols.end());
-  auto r = ctx_.check("lowering-partials-exact-once", a, vars);
+  auto r = solve("lowering-partials-exact-once", a, vars);
   if (r.answer == smt::Answer::Unsat)
     return Outcome::proved();
   if (r.answer == smt::Answer::Unknown)
@@ -555,23 +542,15 @@ Outcome EdgeChecker::checkPermuteComposite(const Lowering &lowering, const Team 
   // AllToAll, every held element has exactly one destination).
   const auto &members = team.devices;
   std::vector<smt::Bool> a;
-  smt::Int d = ctx_.intVar("d");
-  std::vector<smt::Bool> dIn;
-  for (int64_t dev : members)
-    dIn.push_back(d == dev);
-  a.push_back(ctx_.any(dIn));
-  ElementTerms y = enc_.element(consumer_, "y", true);
-  a.push_back(y.inRange);
-  a.push_back(enc_.holds(consumer_, d, y));
+  smt::Int d = deviceAmong("d", members, a);
+  ElementTerms y = heldConsumerElement(d, a);
   ElementTerms x = neededElement(y, "x", a);
   for (int64_t m : members)
     a.push_back(!enc_.holds(producer_, ctx_.intVal(m), x));
-  a.push_back(baseConstraints());
-  a.push_back(enc_.symbolsPositive());
   std::vector<std::string> vars{"d"};
   addNames(vars, y);
   addNames(vars, x);
-  auto r = ctx_.check("lowering-permute-coverage", a, vars);
+  auto r = solve("lowering-permute-coverage", a, vars);
   if (r.answer == smt::Answer::Unsat)
     return lowering.kind == CommKind::AllToAll ? checkUniqueDestination(team) : Outcome::proved();
   if (r.answer == smt::Answer::Unknown)
@@ -618,11 +597,9 @@ Outcome EdgeChecker::checkUniqueDestination(const Team &team) {
   smt::Int ownerCount = ctx_.intVar("owners");
   a.push_back(ownerCount == owners);
   a.push_back(ownerCount != ctx_.intVal(1));
-  a.push_back(baseConstraints());
-  a.push_back(enc_.symbolsPositive());
   std::vector<std::string> vars{"m", "owners"};
   addNames(vars, x);
-  auto r = ctx_.check("lowering-alltoall-destinations", a, vars);
+  auto r = solve("lowering-alltoall-destinations", a, vars);
   if (r.answer == smt::Answer::Unsat)
     return Outcome::proved();
   if (r.answer == smt::Answer::Unknown)
@@ -706,6 +683,20 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering) {
   } catch (const Unsupported &u) {
     return Outcome::unsupported(u.what());
   }
+}
+
+Outcome proveWithPermuteFallback(EdgeChecker &checker, Lowering &lowering) {
+  Outcome o = checker.checkLowering(lowering);
+  bool permutable = lowering.kind == CommKind::Allgather || lowering.kind == CommKind::AllToAll;
+  if (o.kind != Outcome::Kind::Refuted || !permutable || lowering.localPermute)
+    return o;
+  Lowering permuted = lowering;
+  permuted.localPermute = true;
+  Outcome p = checker.checkLowering(permuted);
+  if (p.kind != Outcome::Kind::Proved)
+    return o;
+  lowering = permuted;
+  return p;
 }
 
 } // namespace shardcheck

@@ -75,6 +75,15 @@ private:
   ElementTerms neededElement(const ElementTerms &y, const std::string &prefix,
                              std::vector<smt::Bool> &constraints);
   smt::Bool baseConstraints();
+  /// A device variable constrained to `devices`.
+  smt::Int deviceAmong(const std::string &name, const std::vector<int64_t> &devices,
+                       std::vector<smt::Bool> &constraints);
+  /// A consumer element (variables y0, y1, ...) that `device` holds.
+  ElementTerms heldConsumerElement(const smt::Int &device, std::vector<smt::Bool> &constraints);
+  /// Adds the edge's constraints and symbol variables, then checks (and
+  /// shrinks the sizes in a model when asked).
+  smt::QueryResult solve(const std::string &name, std::vector<smt::Bool> assertions,
+                         std::vector<std::string> vars, bool minimizeSizes = false);
   Counterexample makeCounterexample(const smt::Model &m, const std::string &message);
   std::vector<int64_t> consumerDevices() const;
   std::vector<int64_t> producerDevices() const;
@@ -88,5 +97,11 @@ private:
   std::vector<int64_t> universe_;
   std::optional<Outcome> constraintsOutcome_;
 };
+
+/// Checks `lowering`; when an Allgather or AllToAll is refuted, tries the
+/// same collective with a local permute and, if that is proved, updates
+/// `lowering` to it. Returns the outcome for the (possibly updated) lowering,
+/// or the original refutation.
+Outcome proveWithPermuteFallback(EdgeChecker &checker, Lowering &lowering);
 
 } // namespace shardcheck

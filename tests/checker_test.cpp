@@ -188,7 +188,11 @@ TEST(Checker, TwoDidChangesAreUnsupported) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::Unsupported);
-  EXPECT_EQ(v.steps.size(), 2u);
+  ASSERT_EQ(v.steps.size(), 2u);
+  for (const auto &step : v.steps) {
+    EXPECT_EQ(step.lowering.kind, CommKind::Allgather);
+    EXPECT_EQ(step.status, Status::Proved) << step.reason;
+  }
 }
 
 TEST(Checker, GatherToSingleDeviceAndScatterBack) {
