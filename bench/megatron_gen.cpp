@@ -38,8 +38,8 @@ struct Model {
     IdNum o = b.iter(out), i = b.iter(in);
     IdNum sharded = shardOut ? o : i;
     auto [did, local] = b.split(sharded, Extent::constant(devices), false, ParallelType::DIDx);
-    std::vector<IdNum> loop = shardOut ? std::vector<IdNum>{did, local, i}
-                                       : std::vector<IdNum>{o, did, local};
+    std::vector<IdNum> loop =
+        shardOut ? std::vector<IdNum>{did, local, i} : std::vector<IdNum>{o, did, local};
     return b.tensor({o, i}, mesh, loop, DataType::BFloat16);
   }
 

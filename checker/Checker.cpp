@@ -42,7 +42,9 @@ std::string compilerSource(const Expr &e) {
          (e.kind == OpKind::Set ? "Set" : "reduction");
 }
 
-Lowering noLowering(CommKind k) { return Lowering{k, {}, false}; }
+Lowering noLowering(CommKind k) {
+  return Lowering{k, {}, false};
+}
 
 /// Replaces whole-word tensor names in a message.
 std::string renameTensors(std::string text, const std::map<std::string, std::string> &renames) {
@@ -145,8 +147,8 @@ public:
       return it->second;
     }
     default:
-      return "(" + extent(e.lhs()) + std::to_string(static_cast<int>(e.kind())) +
-             extent(e.rhs()) + ")";
+      return "(" + extent(e.lhs()) + std::to_string(static_cast<int>(e.kind())) + extent(e.rhs()) +
+             ")";
     }
   }
 

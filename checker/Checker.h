@@ -56,16 +56,16 @@ struct EdgeVerdict {
   size_t expr = 0;
   std::string exprName; ///< Op spelling, e.g. `Set`, `reduction`.
   SourceLoc loc;
-  Lowering lowering;     ///< kind Unsupported when no single collective does it.
+  Lowering lowering; ///< kind Unsupported when no single collective does it.
   Status status = Status::Unknown;
   /// For needed communication: why (a device lacking an element). For a
   /// refuted or unsupported edge: the failure.
   std::optional<Counterexample> counterexample;
-  std::string reason;                  ///< For unknown / unsupported.
+  std::string reason; ///< For unknown / unsupported.
   /// For an edge no single collective lowers: a two-step decomposition, each
   /// step with its own verdict.
   std::vector<DecompositionStep> steps;
-  std::vector<std::string> assumptions;///< Sizes the proof covers, e.g. `i0 % 2 == 0`.
+  std::vector<std::string> assumptions; ///< Sizes the proof covers, e.g. `i0 % 2 == 0`.
   std::optional<CompilerVerdict> compiler;
   bool fromCache = false;
 };

@@ -94,9 +94,8 @@ TensorNum addUnshardedCopy(Fusion &f, const TensorView &tv, IdNum unshard) {
 }
 
 DecompositionStep proveStep(const Fusion &f, const FusionEdge &e,
-                            const std::vector<int64_t> &universe,
-                            const smt::SolverOptions &options, smt::QueryCache *cache,
-                            smt::SolverStats *stats) {
+                            const std::vector<int64_t> &universe, const smt::SolverOptions &options,
+                            smt::QueryCache *cache, smt::SolverStats *stats) {
   DecompositionStep step;
   Selection s = selectLowering(f, e, SelectionReading::Semantic);
   step.lowering = s.lowering;

@@ -385,9 +385,8 @@ int exitStatus(const Summary &s) {
 
 void countLints(const FileResult &r, Summary &s) {
   for (const auto &d : r.diags.diagnostics()) {
-    bool verdict = d.code == "edge" || d.code == "unsupported-resharding" ||
-                   d.code == "unknown" || d.code.rfind("compiler-", 0) == 0 ||
-                   d.code == "unnecessary-communication";
+    bool verdict = d.code == "edge" || d.code == "unsupported-resharding" || d.code == "unknown" ||
+                   d.code.rfind("compiler-", 0) == 0 || d.code == "unnecessary-communication";
     if (verdict)
       continue;
     s.lintErrors += d.severity == Severity::Error;
@@ -398,11 +397,11 @@ void countLints(const FileResult &r, Summary &s) {
 void printSummaryText(std::ostream &out, const Summary &s, const CheckStats &stats) {
   out << "summary: " << s.files << " file(s), " << s.fusions << " fusion(s), " << s.edges
       << " edge(s): " << s.proved << " proved (" << s.none << " none, " << s.alias << " alias, "
-      << s.collectives << " collective), " << s.refuted << " refuted, " << s.unknown
-      << " unknown, " << s.unsupported << " unsupported; compiler choices: "
-      << s.compilerConfirmed << " confirmed (" << s.unnecessary << " unnecessary), "
-      << s.compilerRefuted << " refuted, " << s.compilerUnknown << " unknown; lints: "
-      << s.lintErrors << " error(s), " << s.lintWarnings << " warning(s)";
+      << s.collectives << " collective), " << s.refuted << " refuted, " << s.unknown << " unknown, "
+      << s.unsupported << " unsupported; compiler choices: " << s.compilerConfirmed
+      << " confirmed (" << s.unnecessary << " unnecessary), " << s.compilerRefuted << " refuted, "
+      << s.compilerUnknown << " unknown; lints: " << s.lintErrors << " error(s), " << s.lintWarnings
+      << " warning(s)";
   if (s.unreadable)
     out << "; " << s.unreadable << " unreadable input(s)";
   out << "\n";
@@ -413,7 +412,8 @@ void printSummaryText(std::ostream &out, const Summary &s, const CheckStats &sta
     out << "\n";
   }
   out << "solver: " << stats.solver.queries << " queries (" << stats.solver.cacheHits
-      << " answered from cache), " << stats.edgeCacheHits << " edges decided by an identical edge\n";
+      << " answered from cache), " << stats.edgeCacheHits
+      << " edges decided by an identical edge\n";
 }
 
 } // namespace

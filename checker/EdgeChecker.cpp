@@ -223,9 +223,9 @@ Outcome EdgeChecker::checkConstraints() {
     std::string list;
     for (const auto &s : enc_.assumptions())
       list += (list.empty() ? "" : ", ") + s;
-    constraintsOutcome_ = Outcome::unsupported(
-        "no extents satisfy the constraints the fusion implies" +
-        (list.empty() ? std::string() : " (" + list + ")"));
+    constraintsOutcome_ =
+        Outcome::unsupported("no extents satisfy the constraints the fusion implies" +
+                             (list.empty() ? std::string() : " (" + list + ")"));
   } else if (r.answer == smt::Answer::Unknown) {
     constraintsOutcome_ = Outcome::unknown("constraints-satisfiable: " + r.reason);
   } else {
@@ -250,8 +250,8 @@ Outcome EdgeChecker::checkLocal() {
     std::vector<std::string> vars{"d"};
     for (size_t i = 0; i < producers.size(); ++i) {
       smt::Int h = ctx_.intVar("h" + std::to_string(i));
-      a.push_back(h == ctx_.ite(enc_.holds(producer_, ctx_.intVal(producers[i]), x),
-                                ctx_.intVal(1), ctx_.intVal(0)));
+      a.push_back(h == ctx_.ite(enc_.holds(producer_, ctx_.intVal(producers[i]), x), ctx_.intVal(1),
+                                ctx_.intVal(0)));
       vars.push_back("h" + std::to_string(i));
     }
     addNames(vars, y);
@@ -354,9 +354,9 @@ Outcome EdgeChecker::checkCounts(const Lowering &lowering, const Team &team) {
                   " on the root";
     break;
   case CommKind::AllToAll:
-    cex.message = "AllToAll" + teamStr + " needs equal buffers divisible by " +
-                  std::to_string(n) + " but " + producer_.name() + " holds " + std::to_string(p) +
-                  " and " + consumer_.name() + " " + std::to_string(c) + " elements per device";
+    cex.message = "AllToAll" + teamStr + " needs equal buffers divisible by " + std::to_string(n) +
+                  " but " + producer_.name() + " holds " + std::to_string(p) + " and " +
+                  consumer_.name() + " " + std::to_string(c) + " elements per device";
     break;
   default:
     cex.message = std::string(lowering.kind == CommKind::Alias ? "alias" : commKindName(k)) +
@@ -511,8 +511,8 @@ Outcome EdgeChecker::checkPartials(const Lowering &lowering, const Team &team) {
   for (size_t i = 0; i < producers.size(); ++i) {
     bool isMember = std::count(members.begin(), members.end(), producers[i]) > 0;
     smt::Int h = ctx_.intVar("h" + std::to_string(i));
-    smt::Bool held = isMember ? enc_.holds(producer_, ctx_.intVal(producers[i]), x)
-                              : ctx_.boolVal(false);
+    smt::Bool held =
+        isMember ? enc_.holds(producer_, ctx_.intVal(producers[i]), x) : ctx_.boolVal(false);
     a.push_back(h == ctx_.ite(held, ctx_.intVal(1), ctx_.intVal(0)));
     contributors = contributors + h;
     vars.push_back("h" + std::to_string(i));
@@ -592,8 +592,8 @@ Outcome EdgeChecker::checkUniqueDestination(const Team &team) {
   }
   smt::Int owners = ctx_.intVal(0);
   for (int64_t dev : members)
-    owners = owners + ctx_.ite(enc_.holds(consumer_, ctx_.intVal(dev), y), ctx_.intVal(1),
-                               ctx_.intVal(0));
+    owners = owners +
+             ctx_.ite(enc_.holds(consumer_, ctx_.intVal(dev), y), ctx_.intVal(1), ctx_.intVal(0));
   smt::Int ownerCount = ctx_.intVar("owners");
   a.push_back(ownerCount == owners);
   a.push_back(ownerCount != ctx_.intVal(1));

@@ -60,7 +60,9 @@ smt::Int Encoder::extentTerm(const Extent &e) {
   throw Unsupported("unknown extent kind");
 }
 
-bool Encoder::isDataBroadcast(IdNum id) const { return fusion_.id(id).isBroadcast(); }
+bool Encoder::isDataBroadcast(IdNum id) const {
+  return fusion_.id(id).isBroadcast();
+}
 
 smt::Int Encoder::extent(IdNum id) {
   if (isDataBroadcast(id))
@@ -127,10 +129,10 @@ void Encoder::propagate(ElementTerms &e, const TensorView &tv) {
       if (t.kind == Transform::Kind::Split) {
         smt::Int in = e.index.at(t.inputs[0]);
         smt::Int innerExtent = extent(t.outputs[1]);
-        e.index.emplace(t.outputs[0], isDataBroadcast(t.outputs[0]) ? ctx_.intVal(0)
-                                                                    : ctx_.div(in, innerExtent));
-        e.index.emplace(t.outputs[1], isDataBroadcast(t.outputs[1]) ? ctx_.intVal(0)
-                                                                    : ctx_.mod(in, innerExtent));
+        e.index.emplace(t.outputs[0],
+                        isDataBroadcast(t.outputs[0]) ? ctx_.intVal(0) : ctx_.div(in, innerExtent));
+        e.index.emplace(t.outputs[1],
+                        isDataBroadcast(t.outputs[1]) ? ctx_.intVal(0) : ctx_.mod(in, innerExtent));
       } else {
         smt::Int m = e.index.at(t.inputs[0]) * extent(t.inputs[1]) + e.index.at(t.inputs[1]);
         e.index.emplace(t.outputs[0], isDataBroadcast(t.outputs[0]) ? ctx_.intVal(0) : m);
@@ -143,8 +145,7 @@ void Encoder::propagate(ElementTerms &e, const TensorView &tv) {
 smt::Int Encoder::indexOf(const ElementTerms &e, IdNum id) const {
   auto it = e.index.find(id);
   if (it == e.index.end())
-    throw Unsupported("the index of " + fusion_.id(id).str() + " of T" +
-                      std::to_string(e.tensor) +
+    throw Unsupported("the index of " + fusion_.id(id).str() + " of T" + std::to_string(e.tensor) +
                       " is not determined by its logical domain through splits and merges");
   return it->second;
 }
@@ -163,8 +164,7 @@ smt::Bool Encoder::inMesh(const smt::Int &device, const DeviceMesh &mesh) {
   return ctx_.any(options);
 }
 
-smt::Int Encoder::coordinate(const smt::Int &device, const DeviceMesh &mesh,
-                             ParallelType didType) {
+smt::Int Encoder::coordinate(const smt::Int &device, const DeviceMesh &mesh, ParallelType didType) {
   if (!mesh.axisOf(didType))
     throw Unsupported(std::string(parallelTypeName(didType)) + " has no axis in " + mesh.str());
   smt::Int c = ctx_.intVal(0);
@@ -246,9 +246,8 @@ void Encoder::requireDenseLayout(const TensorView &tv) const {
   while (changed) {
     changed = false;
     for (const auto &t : fusion_.transforms) {
-      bool relevant = std::any_of(t.outputs.begin(), t.outputs.end(), [&](IdNum o) {
-        return targets.count(o) || ancestors.count(o);
-      });
+      bool relevant = std::any_of(t.outputs.begin(), t.outputs.end(),
+                                  [&](IdNum o) { return targets.count(o) || ancestors.count(o); });
       bool ready = std::all_of(t.inputs.begin(), t.inputs.end(),
                                [&](IdNum in) { return frontier.count(in) > 0; });
       if (!relevant || !ready)
@@ -328,7 +327,9 @@ smt::Bool Encoder::impliedConstraints(const TensorView &tv) {
   return ctx_.all(conds);
 }
 
-smt::Bool Encoder::symbolsPositive() { return ctx_.all(symbolConstraints_); }
+smt::Bool Encoder::symbolsPositive() {
+  return ctx_.all(symbolConstraints_);
+}
 
 std::string Encoder::constantUnevenness(const TensorView &tv) const {
   for (IdNum id : shardingIds(tv)) {

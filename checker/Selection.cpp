@@ -85,9 +85,8 @@ Selection selectSameMesh(const EdgeView &v, SelectionReading reading) {
     if (!c || !v.f.id(*c).isReduction() || !mesh)
       continue;
     if (v.c.mesh && v.c.mesh->size() == 1)
-      return Selection{lowering(CommKind::Reduce,
-                                {wholeMesh(*mesh, v.c.mesh->devices()[0])}),
-                       {}, {}};
+      return Selection{
+          lowering(CommKind::Reduce, {wholeMesh(*mesh, v.c.mesh->devices()[0])}), {}, {}};
     auto teams = teamsAlong(*mesh, type);
     if (v.cs.count(type))
       return Selection{lowering(CommKind::ReduceScatter, teams), {}, {}};
@@ -105,9 +104,9 @@ Selection selectSameMesh(const EdgeView &v, SelectionReading reading) {
   if (changed.size() > 1) {
     std::vector<Lowering> steps;
     for (ParallelType t : changed)
-      steps.push_back(lowering(v.ps.count(t) && !v.cs.count(t) ? CommKind::Allgather
-                                                                 : CommKind::AllToAll,
-                               teamsAlong(*mesh, t)));
+      steps.push_back(
+          lowering(v.ps.count(t) && !v.cs.count(t) ? CommKind::Allgather : CommKind::AllToAll,
+                   teamsAlong(*mesh, t)));
     return unsupported("the edge changes " + std::to_string(changed.size()) +
                            " DID types at once; no single collective does that",
                        steps);
@@ -179,7 +178,11 @@ Selection selectAcrossMeshes(const EdgeView &v) {
 
 EdgeView viewOf(const Fusion &f, const FusionEdge &edge, SelectionReading reading) {
   const TensorView &p = f.tensor(edge.producer), &c = f.tensor(edge.consumer);
-  return EdgeView{f, edge, p, c, placementsOf(f, p, p.logical, reading),
+  return EdgeView{f,
+                  edge,
+                  p,
+                  c,
+                  placementsOf(f, p, p.logical, reading),
                   placementsOf(f, c, c.rootOrLogical(), reading)};
 }
 
@@ -268,9 +271,8 @@ Lowering loweringOfCommunication(const Fusion &fusion, const Expr &expr) {
     if ((l.kind == CommKind::Gather || l.kind == CommKind::Reduce) && !inputs.empty())
       side = &fusion.tensor(inputs[0]);
     if (side && side->mesh && !side->mesh->contains(*ci.root))
-      printed.devices.erase(
-          std::remove(printed.devices.begin(), printed.devices.end(), *ci.root),
-          printed.devices.end());
+      printed.devices.erase(std::remove(printed.devices.begin(), printed.devices.end(), *ci.root),
+                            printed.devices.end());
   }
   // Host IR is printed for one rank: a team that is one row of a mesh stands
   // for every parallel row.

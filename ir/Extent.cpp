@@ -75,16 +75,28 @@ Extent Extent::binary(Kind k, const Extent &a, const Extent &b) {
   return Extent(std::move(n));
 }
 
-Extent Extent::add(const Extent &a, const Extent &b) { return binary(Kind::Add, a, b); }
-Extent Extent::sub(const Extent &a, const Extent &b) { return binary(Kind::Sub, a, b); }
-Extent Extent::mul(const Extent &a, const Extent &b) { return binary(Kind::Mul, a, b); }
-Extent Extent::div(const Extent &a, const Extent &b) { return binary(Kind::Div, a, b); }
-Extent Extent::mod(const Extent &a, const Extent &b) { return binary(Kind::Mod, a, b); }
+Extent Extent::add(const Extent &a, const Extent &b) {
+  return binary(Kind::Add, a, b);
+}
+Extent Extent::sub(const Extent &a, const Extent &b) {
+  return binary(Kind::Sub, a, b);
+}
+Extent Extent::mul(const Extent &a, const Extent &b) {
+  return binary(Kind::Mul, a, b);
+}
+Extent Extent::div(const Extent &a, const Extent &b) {
+  return binary(Kind::Div, a, b);
+}
+Extent Extent::mod(const Extent &a, const Extent &b) {
+  return binary(Kind::Mod, a, b);
+}
 Extent Extent::ceilDiv(const Extent &a, const Extent &b) {
   return binary(Kind::CeilDiv, a, b);
 }
 
-Extent::Kind Extent::kind() const { return node_->kind; }
+Extent::Kind Extent::kind() const {
+  return node_->kind;
+}
 
 std::optional<int64_t> Extent::asConstant() const {
   if (node_->kind == Kind::Constant)
@@ -121,8 +133,7 @@ std::set<std::string> Extent::symbols() const {
   return s;
 }
 
-std::optional<int64_t>
-Extent::evaluate(const std::map<std::string, int64_t> &bindings) const {
+std::optional<int64_t> Extent::evaluate(const std::map<std::string, int64_t> &bindings) const {
   switch (node_->kind) {
   case Kind::Constant:
     return node_->value;

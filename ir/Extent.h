@@ -49,8 +49,7 @@ public:
 
   /// Evaluates with the given symbol values; nullopt if a symbol is unbound
   /// or a division by zero occurs.
-  std::optional<int64_t>
-  evaluate(const std::map<std::string, int64_t> &bindings) const;
+  std::optional<int64_t> evaluate(const std::map<std::string, int64_t> &bindings) const;
 
   /// nvFuser's spelling: `8`, `i0`, `( i0 * i1 )`, `( ceilDiv(i3, 2) )`.
   std::string str() const;

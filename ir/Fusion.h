@@ -27,8 +27,8 @@
 
 namespace shardcheck {
 
-using IdNum = int64_t;  ///< An IterDomain's name number.
-using TensorNum = int;  ///< A TensorView's number (T<n>).
+using IdNum = int64_t; ///< An IterDomain's name number.
+using TensorNum = int; ///< A TensorView's number (T<n>).
 
 struct IterDomain {
   IdNum number = 0;
@@ -98,24 +98,24 @@ struct TensorView {
 /// Every op kind the IR distinguishes. Ops are read even when the checker has
 /// no rule for them (Pad, Cat, ...): it then reports them as unsupported.
 enum class OpKind {
-  Set,          ///< `Set(` plain copy (LoadStoreOp)
-  Permute,      ///< `Set.Permute(`: consumer root -> logical is a permutation
-  SegmenterSet, ///< `SegmenterSet(`
-  LoadStore,    ///< other load/store spellings (`LdMatrix`, `CpAsync`, ...)
-  Unary,        ///< `expf(X)`, `-X`, `relu(X)`
-  Cast,         ///< `__to_float(X)`, `(float)(X)`
-  Binary,       ///< `A + B`, `max(A, B)`
-  Ternary,      ///< other three-operand pointwise ops (`clamp`, `lerp`)
-  Where,        ///< `where(C, A, B)`
-  Broadcast,    ///< `broadcast( IN, flags = {...} )`
-  Squeeze,      ///< `squeeze( IN, flags = {...} )`
-  Expand,       ///< `expand( IN )`
-  Reduction,    ///< `reduction( IN, op = add, ... )`
-  Reshape,      ///< `reshape( IN )` / `view( IN )`
-  Matmul,       ///< `matmul(A, B)`
-  Linear,       ///< `linear(A, B[, BIAS])`
-  Communication,///< host IR `Communication N (...)`
-  Other,        ///< pad, cat, slice, select, full, iota, sdpa, ...
+  Set,           ///< `Set(` plain copy (LoadStoreOp)
+  Permute,       ///< `Set.Permute(`: consumer root -> logical is a permutation
+  SegmenterSet,  ///< `SegmenterSet(`
+  LoadStore,     ///< other load/store spellings (`LdMatrix`, `CpAsync`, ...)
+  Unary,         ///< `expf(X)`, `-X`, `relu(X)`
+  Cast,          ///< `__to_float(X)`, `(float)(X)`
+  Binary,        ///< `A + B`, `max(A, B)`
+  Ternary,       ///< other three-operand pointwise ops (`clamp`, `lerp`)
+  Where,         ///< `where(C, A, B)`
+  Broadcast,     ///< `broadcast( IN, flags = {...} )`
+  Squeeze,       ///< `squeeze( IN, flags = {...} )`
+  Expand,        ///< `expand( IN )`
+  Reduction,     ///< `reduction( IN, op = add, ... )`
+  Reshape,       ///< `reshape( IN )` / `view( IN )`
+  Matmul,        ///< `matmul(A, B)`
+  Linear,        ///< `linear(A, B[, BIAS])`
+  Communication, ///< host IR `Communication N (...)`
+  Other,         ///< pad, cat, slice, select, full, iota, sdpa, ...
 };
 
 const char *opKindName(OpKind k);

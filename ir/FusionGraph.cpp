@@ -99,7 +99,7 @@ DomainMap broadcastMap(const Fusion &f, const Expr &e, TensorNum producer, Tenso
   MapBuilder b(f, c, p);
   if (!e.flags.empty() && e.flags.size() != c.size()) {
     return b.unsupported("broadcast has " + std::to_string(e.flags.size()) + " flags but " +
-                    f.tensor(consumer).name() + " has " + std::to_string(c.size()) + " axes");
+                         f.tensor(consumer).name() + " has " + std::to_string(c.size()) + " axes");
   }
   size_t j = 0;
   for (size_t i = 0; i < c.size(); ++i) {
@@ -133,7 +133,7 @@ DomainMap squeezeMap(const Fusion &f, const Expr &e, TensorNum producer, TensorN
   MapBuilder b(f, c, p);
   if (!e.flags.empty() && e.flags.size() != p.size()) {
     return b.unsupported("squeeze has " + std::to_string(e.flags.size()) + " flags but " +
-                    f.tensor(producer).name() + " has " + std::to_string(p.size()) + " axes");
+                         f.tensor(producer).name() + " has " + std::to_string(p.size()) + " axes");
   }
   size_t i = 0;
   for (size_t j = 0; j < p.size(); ++j) {
@@ -153,14 +153,14 @@ DomainMap squeezeMap(const Fusion &f, const Expr &e, TensorNum producer, TensorN
 }
 
 /// matmul(A[.., M, K], B[.., K, N]) -> out[.., M, N, rK].
-DomainMap matmulMap(const Fusion &f, size_t operandIndex, TensorNum producer,
-                    TensorNum consumer, const std::vector<IdNum> &c, const std::vector<IdNum> &p) {
+DomainMap matmulMap(const Fusion &f, size_t operandIndex, TensorNum producer, TensorNum consumer,
+                    const std::vector<IdNum> &c, const std::vector<IdNum> &p) {
   MapBuilder b(f, c, p);
   bool shapeOk = c.size() >= 3 && p.size() == c.size() - 1 && f.id(c.back()).isReduction();
   if (!shapeOk) {
     return b.unsupported("matmul operand " + f.tensor(producer).name() + " and output " +
-                    f.tensor(consumer).name() +
-                    " do not have the [.., M, K] x [.., K, N] -> [.., M, N, rK] shape");
+                         f.tensor(consumer).name() +
+                         " do not have the [.., M, K] x [.., K, N] -> [.., M, N, rK] shape");
   }
   size_t batch = p.size() - 2;
   for (size_t i = 0; i < batch; ++i)
@@ -178,13 +178,13 @@ DomainMap matmulMap(const Fusion &f, size_t operandIndex, TensorNum producer,
 
 /// linear(A[.., K], W[N, K], bias[N]) -> out[.., N, rK] (W may be [K]:
 /// out[.., rK]).
-DomainMap linearMap(const Fusion &f, size_t operandIndex, TensorNum producer,
-                    TensorNum consumer, const std::vector<IdNum> &c, const std::vector<IdNum> &p) {
+DomainMap linearMap(const Fusion &f, size_t operandIndex, TensorNum producer, TensorNum consumer,
+                    const std::vector<IdNum> &c, const std::vector<IdNum> &p) {
   MapBuilder b(f, c, p);
   auto fail = [&]() -> DomainMap {
     return b.unsupported("linear operand " + f.tensor(producer).name() + " and output " +
-                    f.tensor(consumer).name() +
-                    " do not have the [.., K] x [N, K] -> [.., N, rK] shape");
+                         f.tensor(consumer).name() +
+                         " do not have the [.., K] x [N, K] -> [.., N, rK] shape");
   };
   if (c.size() < 2 || !f.id(c.back()).isReduction())
     return fail();
@@ -265,8 +265,9 @@ bool checkDefinitionOrder(const Fusion &fusion, DiagnosticEngine &diags) {
     for (TensorNum o : fusion.exprs[i].outputs) {
       auto [it, fresh] = definedBy.emplace(o, i);
       if (!fresh) {
-        diags.error("defined-twice", fusion.tensor(o).name() + " is defined twice",
-                    fusion.exprs[i].loc)
+        diags
+            .error("defined-twice", fusion.tensor(o).name() + " is defined twice",
+                   fusion.exprs[i].loc)
             .addNote("first definition is here", fusion.exprs[it->second].loc);
         return false;
       }

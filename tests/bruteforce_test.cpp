@@ -7,8 +7,8 @@
 // comments show the arithmetic. Not covered here: agreement with the SMT
 // checker (that is the cross-check suite's job).
 #include "checker/bruteforce/BruteForce.h"
-#include "ir/FusionBuilder.h"
 #include "checker/bruteforce/RandomEdges.h"
+#include "ir/FusionBuilder.h"
 
 #include <gtest/gtest.h>
 

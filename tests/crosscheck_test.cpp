@@ -86,7 +86,9 @@ void compare(const Outcome &smt, const Bindings &caseBindings, BruteFn brute,
   }
 }
 
-int edgesPerShard() { return std::getenv("SHARDCHECK_QUICK") ? 100 : 1000; }
+int edgesPerShard() {
+  return std::getenv("SHARDCHECK_QUICK") ? 100 : 1000;
+}
 
 class RandomCrossCheck : public ::testing::TestWithParam<int> {};
 
@@ -105,7 +107,9 @@ TEST_P(RandomCrossCheck, SmtAgreesWithBruteForce) {
     std::string what = "case " + std::to_string(i) + " (" + c.description + ")";
     compare(
         ec.checkLocal(), c.bindings,
-        [&](const Bindings &b) { return bruteforce::bruteNeedsNoCommunication(c.fusion, c.edge, b); },
+        [&](const Bindings &b) {
+          return bruteforce::bruteNeedsNoCommunication(c.fusion, c.edge, b);
+        },
         what + " edge-local", local);
     // Three lowerings per edge, rotating through the candidates, keep the
     // sweep's 10,000 edges within CI's time while every kind gets covered.
@@ -195,9 +199,8 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
             compare(
                 o, b,
                 [&](const Bindings &bb) {
-                  return l.kind == CommKind::None
-                             ? bruteforce::bruteNeedsNoCommunication(f, e, bb)
-                             : bruteforce::bruteCheckLowering(f, e, bb, l);
+                  return l.kind == CommKind::None ? bruteforce::bruteNeedsNoCommunication(f, e, bb)
+                                                  : bruteforce::bruteCheckLowering(f, e, bb, l);
                 },
                 what + " " + label + " " + l.str(), t);
             if (s != Status::Proved)
@@ -216,8 +219,7 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
           check(l, v.status, std::nullopt, "verdict");
         }
         if (v.compiler && v.compiler->status != Status::Unknown)
-          check(v.compiler->lowering, v.compiler->status, v.compiler->counterexample,
-                "compiler");
+          check(v.compiler->lowering, v.compiler->status, v.compiler->counterexample, "compiler");
       }
     }
   }

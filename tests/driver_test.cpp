@@ -62,8 +62,9 @@ TEST(Driver, MissingFileIsLocatedErrorExitTwo) {
 }
 
 TEST(Driver, MalformedDumpIsLocatedErrorExitTwo) {
-  std::string path = tempFile("bad.txt", "%kernel {\nT1_g_float[iS0{4}\n   = Set( T0_g_float[iS1{4}], "
-                                         "cache_op=Streaming )\n} // %kernel\n");
+  std::string path =
+      tempFile("bad.txt", "%kernel {\nT1_g_float[iS0{4}\n   = Set( T0_g_float[iS1{4}], "
+                          "cache_op=Streaming )\n} // %kernel\n");
   ToolRun r = run({path});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(path + ":2:"), std::string::npos) << r.err;
@@ -121,7 +122,8 @@ TEST(Driver, AllProvedExitsZero) {
 TEST(Driver, SmtDumpWritesNamedQueries) {
   auto dir = std::filesystem::temp_directory_path() / "shardcheck_smt_dump";
   std::filesystem::remove_all(dir);
-  ToolRun r = run({"--smt-dump", dir.string(), "--no-cache", corpus("rule_allgather_1d_logical.txt")});
+  ToolRun r =
+      run({"--smt-dump", dir.string(), "--no-cache", corpus("rule_allgather_1d_logical.txt")});
   EXPECT_NE(r.status, 2);
   bool sawLocal = false;
   for (const auto &e : std::filesystem::directory_iterator(dir))

@@ -165,8 +165,8 @@ TEST_P(Golden, ExpectationsHold) {
         continue;
       const json &edge = edges[i];
       EXPECT_TRUE(communicationMatches(edge, e.communication))
-          << edge["producer"] << " -> " << edge["consumer"] << ": got "
-          << edge["lowering"]["text"] << " " << edge["status"] << " " << edge["reason"];
+          << edge["producer"] << " -> " << edge["consumer"] << ": got " << edge["lowering"]["text"]
+          << " " << edge["status"] << " " << edge["reason"];
       if (!e.status.empty())
         EXPECT_EQ(edge["status"], e.status)
             << edge["producer"] << " -> " << edge["consumer"] << ": " << edge["reason"];
@@ -177,14 +177,15 @@ TEST_P(Golden, ExpectationsHold) {
 std::string testName(const ::testing::TestParamInfo<std::string> &info) {
   std::string n = fs::path(info.param).stem().string();
   std::replace_if(
-      n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); },
-      '_');
+      n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
   return n;
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, Golden, ::testing::ValuesIn(corpusFiles()), testName);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Golden);
 
-TEST(GoldenCorpus, HoldsAtLeastFortyFiles) { EXPECT_GE(corpusFiles().size(), 40u); }
+TEST(GoldenCorpus, HoldsAtLeastFortyFiles) {
+  EXPECT_GE(corpusFiles().size(), 40u);
+}
 
 } // namespace

@@ -30,9 +30,10 @@ TEST(Smt, SatGivesTheModelAsked) {
 TEST(Smt, DivAndModFollowFloorSemantics) {
   Context ctx(SolverOptions{}, nullptr, nullptr);
   Int q = ctx.intVar("q"), m = ctx.intVar("m");
-  auto r = ctx.check("divmod", {q == ctx.div(ctx.intVal(7), ctx.intVal(2)),
-                                m == ctx.mod(ctx.intVal(7), ctx.intVal(2))},
-                     {"q", "m"});
+  auto r = ctx.check(
+      "divmod",
+      {q == ctx.div(ctx.intVal(7), ctx.intVal(2)), m == ctx.mod(ctx.intVal(7), ctx.intVal(2))},
+      {"q", "m"});
   ASSERT_EQ(r.answer, Answer::Sat);
   EXPECT_EQ(r.model.at("q"), 3);
   EXPECT_EQ(r.model.at("m"), 1);
@@ -43,8 +44,7 @@ TEST(Smt, ResourceLimitGivesUnknownNeverAProof) {
   o.resourceLimit = 1; // far too little for anything non-trivial
   Context ctx(o, nullptr, nullptr);
   Int a = ctx.intVar("a"), b = ctx.intVar("b"), c = ctx.intVar("c");
-  auto r = ctx.check("nonlinear", {a * b * c == ctx.intVal(1000003), 2 <= a, 2 <= b, 2 <= c},
-                     {});
+  auto r = ctx.check("nonlinear", {a * b * c == ctx.intVal(1000003), 2 <= a, 2 <= b, 2 <= c}, {});
   EXPECT_EQ(r.answer, Answer::Unknown);
   EXPECT_FALSE(r.reason.empty());
 }

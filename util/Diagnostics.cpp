@@ -38,21 +38,21 @@ Diagnostic &Diagnostic::addNote(std::string msg, SourceLoc where) {
   return *this;
 }
 
-Diagnostic &DiagnosticEngine::error(std::string code, std::string message,
-                                    SourceLoc loc) {
-  diags_.push_back(Diagnostic{Severity::Error, std::move(code),
-                              std::move(message), std::move(loc), {}});
+Diagnostic &DiagnosticEngine::error(std::string code, std::string message, SourceLoc loc) {
+  diags_.push_back(
+      Diagnostic{Severity::Error, std::move(code), std::move(message), std::move(loc), {}});
   return diags_.back();
 }
 
-Diagnostic &DiagnosticEngine::warning(std::string code, std::string message,
-                                      SourceLoc loc) {
-  diags_.push_back(Diagnostic{Severity::Warning, std::move(code),
-                              std::move(message), std::move(loc), {}});
+Diagnostic &DiagnosticEngine::warning(std::string code, std::string message, SourceLoc loc) {
+  diags_.push_back(
+      Diagnostic{Severity::Warning, std::move(code), std::move(message), std::move(loc), {}});
   return diags_.back();
 }
 
-bool DiagnosticEngine::hasErrors() const { return count(Severity::Error) > 0; }
+bool DiagnosticEngine::hasErrors() const {
+  return count(Severity::Error) > 0;
+}
 
 size_t DiagnosticEngine::count(Severity s) const {
   size_t n = 0;
@@ -76,8 +76,7 @@ void DiagnosticEngine::print(std::ostream &os) const {
 }
 
 InputError::InputError(Diagnostic d)
-    : std::runtime_error(d.loc.str() + ": error: " + d.message),
-      diag_(std::move(d)) {}
+    : std::runtime_error(d.loc.str() + ": error: " + d.message), diag_(std::move(d)) {}
 
 void throwInputError(std::string code, std::string message, SourceLoc loc) {
   throw InputError(
@@ -85,8 +84,8 @@ void throwInputError(std::string code, std::string message, SourceLoc loc) {
 }
 
 void internalError(const char *file, int line, const std::string &message) {
-  std::cerr << "shardcheck internal error at " << file << ":" << line << ": "
-            << message << "\nThis is a bug in shardcheck; please report it.\n";
+  std::cerr << "shardcheck internal error at " << file << ":" << line << ": " << message
+            << "\nThis is a bug in shardcheck; please report it.\n";
   std::exit(70);
 }
 

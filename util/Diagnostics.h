@@ -78,8 +78,7 @@ private:
 };
 
 /// Throws an InputError with code `code` at `loc`.
-[[noreturn]] void throwInputError(std::string code, std::string message,
-                                  SourceLoc loc = {});
+[[noreturn]] void throwInputError(std::string code, std::string message, SourceLoc loc = {});
 
 /// Reports a broken internal invariant and aborts (exit status 70, EX_SOFTWARE).
 [[noreturn]] void internalError(const char *file, int line, const std::string &message);
@@ -87,11 +86,9 @@ private:
 } // namespace shardcheck
 
 /// Asserts an internal invariant. Not for user input: use InputError there.
-#define SC_ASSERT(cond, msg)                                                   \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      ::shardcheck::internalError(__FILE__, __LINE__,                          \
-                                  std::string("assertion `" #cond              \
-                                              "` failed: ") +                  \
-                                      (msg));                                  \
+#define SC_ASSERT(cond, msg)                                                                       \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      ::shardcheck::internalError(__FILE__, __LINE__,                                              \
+                                  std::string("assertion `" #cond "` failed: ") + (msg));          \
   } while (0)

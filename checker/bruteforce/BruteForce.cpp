@@ -562,11 +562,10 @@ LoweringChecker::Failure LoweringChecker::checkPermuted(int64_t d, const Role &r
             }
           }
         if (destinations != 1) {
-          BruteResult r = fail(m, p_.elementStr(slot.element) + " on device " +
-                                      std::to_string(m) + " is needed by " +
-                                      std::to_string(destinations) + " members of " +
-                                      label(role.team) +
-                                      "; an AllToAll sends each element to exactly one");
+          BruteResult r =
+              fail(m, p_.elementStr(slot.element) + " on device " + std::to_string(m) +
+                          " is needed by " + std::to_string(destinations) + " members of " +
+                          label(role.team) + "; an AllToAll sends each element to exactly one");
           r.counterexample->producerIndex = p_.coordsOf(slot.element);
           return r;
         }

@@ -55,8 +55,7 @@ size_t QueryCache::size() const {
 }
 
 Context::Context(SolverOptions options, QueryCache *cache, SolverStats *stats)
-    : impl_(std::make_unique<Impl>()), options_(std::move(options)), cache_(cache),
-      stats_(stats) {}
+    : impl_(std::make_unique<Impl>()), options_(std::move(options)), cache_(cache), stats_(stats) {}
 
 Context::~Context() = default;
 
@@ -73,7 +72,9 @@ Int Context::intVal(int64_t v) {
   return Int(this, impl_->add(impl_->z3.int_val(static_cast<int64_t>(v))));
 }
 
-Bool Context::boolVal(bool v) { return Bool(this, impl_->add(impl_->z3.bool_val(v))); }
+Bool Context::boolVal(bool v) {
+  return Bool(this, impl_->add(impl_->z3.bool_val(v)));
+}
 
 Int Context::ite(const Bool &c, const Int &a, const Int &b) {
   auto &t = impl_->terms;
@@ -113,23 +114,27 @@ Bool Context::any(const std::vector<Bool> &terms) {
 
 #define SC_INT_BINOP(OP)                                                                           \
   Int operator OP(const Int &a, const Int &b) {                                                    \
-    SC_ASSERT(a.context() && a.context() == b.context(), "terms of different contexts");                          \
-    auto &impl = a.context()->impl();                                                                   \
-    return Int(a.context(), impl.add(impl.terms[a.index()] OP impl.terms[b.index()]));                    \
+    SC_ASSERT(a.context() && a.context() == b.context(), "terms of different contexts");           \
+    auto &impl = a.context()->impl();                                                              \
+    return Int(a.context(), impl.add(impl.terms[a.index()] OP impl.terms[b.index()]));             \
   }
 SC_INT_BINOP(+)
 SC_INT_BINOP(-)
 SC_INT_BINOP(*)
 #undef SC_INT_BINOP
 
-Int operator+(const Int &a, int64_t b) { return a + a.context()->intVal(b); }
-Int operator*(const Int &a, int64_t b) { return a * a.context()->intVal(b); }
+Int operator+(const Int &a, int64_t b) {
+  return a + a.context()->intVal(b);
+}
+Int operator*(const Int &a, int64_t b) {
+  return a * a.context()->intVal(b);
+}
 
 #define SC_CMP_BINOP(OP)                                                                           \
   Bool operator OP(const Int &a, const Int &b) {                                                   \
-    SC_ASSERT(a.context() && a.context() == b.context(), "terms of different contexts");                          \
-    auto &impl = a.context()->impl();                                                                   \
-    return Bool(a.context(), impl.add(impl.terms[a.index()] OP impl.terms[b.index()]));                   \
+    SC_ASSERT(a.context() && a.context() == b.context(), "terms of different contexts");           \
+    auto &impl = a.context()->impl();                                                              \
+    return Bool(a.context(), impl.add(impl.terms[a.index()] OP impl.terms[b.index()]));            \
   }
 SC_CMP_BINOP(==)
 SC_CMP_BINOP(!=)
@@ -137,9 +142,15 @@ SC_CMP_BINOP(<)
 SC_CMP_BINOP(<=)
 #undef SC_CMP_BINOP
 
-Bool operator==(const Int &a, int64_t b) { return a == a.context()->intVal(b); }
-Bool operator<(const Int &a, int64_t b) { return a < a.context()->intVal(b); }
-Bool operator<=(int64_t a, const Int &b) { return b.context()->intVal(a) <= b; }
+Bool operator==(const Int &a, int64_t b) {
+  return a == a.context()->intVal(b);
+}
+Bool operator<(const Int &a, int64_t b) {
+  return a < a.context()->intVal(b);
+}
+Bool operator<=(int64_t a, const Int &b) {
+  return b.context()->intVal(a) <= b;
+}
 
 Bool operator&&(const Bool &a, const Bool &b) {
   SC_ASSERT(a.context() && a.context() == b.context(), "terms of different contexts");
@@ -259,8 +270,8 @@ QueryResult Context::check(const std::string &name, const std::vector<Bool> &ass
 }
 
 QueryResult Context::checkMinimized(const std::string &name, const std::vector<Bool> &assertions,
-                                    const std::vector<std::string> &modelVars,
-                                    const Int &objective, int rounds) {
+                                    const std::vector<std::string> &modelVars, const Int &objective,
+                                    int rounds) {
   // The objective's value is read through a dedicated variable.
   const std::string objName = "__objective";
   Int obj = intVar(objName);

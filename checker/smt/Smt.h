@@ -83,10 +83,10 @@ struct QueryResult {
 };
 
 struct SolverOptions {
-  unsigned timeoutMs = 10000;  ///< Wall-clock backstop per query.
-  unsigned resourceLimit = 0;  ///< Z3 rlimit per query; 0 = derived from timeout.
+  unsigned timeoutMs = 10000; ///< Wall-clock backstop per query.
+  unsigned resourceLimit = 0; ///< Z3 rlimit per query; 0 = derived from timeout.
   unsigned randomSeed = 0;
-  std::string smtDumpDir;      ///< When set, every query is written here as .smt2.
+  std::string smtDumpDir; ///< When set, every query is written here as .smt2.
 };
 
 /// Counts of solver work, for benchmarks and summaries.
