@@ -6,7 +6,7 @@
 //   - SMT refuted   -> brute force must fail at the counterexample's bindings;
 //   - brute fails   -> SMT must not have proved.
 // Unknown / unsupported answers on either side are counted, never treated as
-// agreement with a proof. The random sweep covers 10,000 edges in 10 shards
+// agreement with a proof. The random sweep covers 10,000 edges in 20 shards
 // (ctest runs them in parallel), each edge's local verdict and three of its
 // candidate lowerings; SHARDCHECK_QUICK=1 (the sanitizer run) takes a tenth.
 #include "checker/Checker.h"
@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -98,7 +99,10 @@ TEST_P(RandomCrossCheck, SmtAgreesWithBruteForce) {
   smt::SolverStats stats;
   Tally local, lowering;
   int n = edgesPerShard();
+  double slowestMs = 0;
+  std::string slowest;
   for (int i = 0; i < n; ++i) {
+    auto start = std::chrono::steady_clock::now();
     bruteforce::RandomEdgeCase c = gen.next();
     smt::SolverOptions so;
     so.timeoutMs = 5000;
@@ -121,6 +125,12 @@ TEST_P(RandomCrossCheck, SmtAgreesWithBruteForce) {
           ec.checkLowering(l), c.bindings,
           [&](const Bindings &b) { return bruteforce::bruteCheckLowering(c.fusion, c.edge, b, l); },
           what + " " + l.str(), lowering);
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (ms > slowestMs) {
+      slowestMs = ms;
+      slowest = "case " + std::to_string(i) + " (" + c.description + ")";
+    }
   }
   EXPECT_EQ(local.disagreements + lowering.disagreements, 0);
   // The sweep must mostly compare, not mostly shrug.
@@ -132,10 +142,11 @@ TEST_P(RandomCrossCheck, SmtAgreesWithBruteForce) {
   std::cout << "edges " << n << ": edge-local " << local.compared << " compared, "
             << local.inconclusive << " inconclusive; lowerings " << lowering.compared
             << " compared, " << lowering.inconclusive << " inconclusive; smt queries "
-            << stats.queries << " (" << stats.cacheHits << " cached)\n";
+            << stats.queries << " (" << stats.cacheHits << " cached, " << stats.unknown
+            << " unknown); slowest " << slowest << ": " << slowestMs << " ms\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(TenThousandEdges, RandomCrossCheck, ::testing::Range(0, 10));
+INSTANTIATE_TEST_SUITE_P(TenThousandEdges, RandomCrossCheck, ::testing::Range(0, 20));
 
 // --- The corpus: every verdict the checker gives, against brute force at
 // small bindings of its symbols. ---

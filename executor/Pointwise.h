@@ -1,0 +1,50 @@
+// Element rules of the reference evaluator: what each printed pointwise op
+// spelling computes on doubles, and how printed scalars and cast spellings
+// read.
+//
+// Only spellings with a definite meaning have a rule; an unknown spelling
+// yields nullopt so that the caller reports it (with the expression's
+// location) instead of guessing. This file does not walk tensors.
+#pragma once
+
+#include "ir/Types.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace shardcheck {
+
+using UnaryRule = std::function<double(double)>;
+using BinaryRule = std::function<double(double, double)>;
+using TernaryRule = std::function<double(double, double, double)>;
+
+/// Thrown by integer division rules on a zero divisor; the evaluator turns it
+/// into a located InputError.
+struct IntegerDivisionByZero {};
+
+/// The rule of a unary op (`-`, `relu`, `expf`, `tanh`, ...). A trailing `f`
+/// (CUDA's float spelling) is accepted for every math function.
+std::optional<UnaryRule> unaryRule(const std::string &op);
+
+/// The rule of a binary op (`+`, `max`, `pow`, `==`, `&&`, ...). `integral`
+/// selects integer semantics for `/` (truncating) and `%`, which differ from
+/// the floating ones; it is the output dtype's integrality.
+std::optional<BinaryRule> binaryRule(const std::string &op, bool integral);
+
+/// The rule of a three-operand pointwise op other than where (`clamp`,
+/// `lerp`, `threshold`).
+std::optional<TernaryRule> ternaryRule(const std::string &op);
+
+/// The value of a printed scalar: `2`, `-1.5`, `float(0)`, `double(-inf)`,
+/// `(float)2`, `true`, or a symbol bound in `symbols` (`i3`, `d5`).
+std::optional<double> parseScalar(const std::string &text,
+                                  const std::map<std::string, int64_t> &symbols);
+
+/// The dtype a cast spelling converts to: `__to_float` -> Float,
+/// `__float2bfloat` -> BFloat16, `(double)` -> Double.
+std::optional<DataType> castTarget(const std::string &op);
+
+} // namespace shardcheck

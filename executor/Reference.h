@@ -1,0 +1,61 @@
+// The unsharded reference evaluation of a fusion, in double precision.
+//
+// evaluateReference runs every expression of a fusion on whole (global)
+// tensors, ignoring meshes and device parallelization, so that a sharded run
+// can be checked element by element against it. A tensor's shape is its
+// logical data extents: reduction IDs are left out, a broadcast ID has extent
+// 1 and an expanded broadcast its expanded extent (the tensor is
+// materialized, as PyTorch sees it). Symbolic extents are evaluated with the
+// caller's symbol values.
+//
+// Values stay doubles: floating-point results are not rounded to their
+// tensor's dtype except by casts, whose purpose is that rounding; results of
+// integer and bool dtypes are always stored as their dtype (integer division,
+// comparisons, ...). Per-dtype tolerances absorb the difference to a device
+// computing in lower precision.
+//
+// Every problem with the fusion or the inputs (a missing or misshapen input,
+// an op or dtype without a rule, an unbound symbol) is an InputError with a
+// location; SC_ASSERT is kept for shardcheck's own invariants. This file does
+// not shard, communicate, compare or generate inputs (executor/Random.h does).
+#pragma once
+
+#include "executor/Tensor.h"
+#include "ir/Fusion.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shardcheck {
+
+/// Symbol values for symbolic extents and named scalars (`i0` -> 128). The
+/// same type as the checker's Bindings.
+using Bindings = std::map<std::string, int64_t>;
+
+/// The value of every tensor of a fusion, inputs included.
+struct ReferenceResult {
+  std::map<TensorNum, HostTensor> values;
+  /// The fusion's outputs, in Fusion::outputs order.
+  std::vector<TensorNum> outputs;
+
+  /// The value of tensor `t`; asserts it was evaluated.
+  const HostTensor &value(TensorNum t) const;
+};
+
+/// The tensors whose values must be given: Fusion::inputs and every tensor no
+/// expression defines, in ascending number order without duplicates.
+std::vector<TensorNum> referenceInputs(const Fusion &fusion);
+
+/// The global data shape of tensor `t` (see the banner). An unbound symbol or
+/// a negative extent is an InputError located at the tensor.
+std::vector<int64_t> referenceShape(const Fusion &fusion, TensorNum t, const Bindings &symbols);
+
+/// Evaluates the whole fusion unsharded in topological order. `inputs` must
+/// hold exactly the tensors of referenceInputs with their shapes and dtypes.
+/// Throws InputError for anything it cannot evaluate faithfully.
+ReferenceResult evaluateReference(const Fusion &fusion,
+                                  const std::map<TensorNum, HostTensor> &inputs,
+                                  const Bindings &symbolValues);
+
+} // namespace shardcheck
