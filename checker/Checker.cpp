@@ -171,8 +171,15 @@ std::string canonicalEdgeKey(const Fusion &fusion, const FusionEdge &edge) {
            (edge.map.producerIds[i] ? kb.idKey(*edge.map.producerIds[i]) : "-") + ",";
   if (edge.map.unsupported)
     key += "\nunsupported:" + *edge.map.unsupported;
-  if (e.communication)
-    key += "\ncomm:" + std::string(collectiveTypeName(e.communication->type));
+  if (e.communication) {
+    // The compiler's lowering is part of what is checked: its team and root
+    // must match too, not only its kind.
+    key += "\ncomm:" + std::string(collectiveTypeName(e.communication->type)) + " team:";
+    for (int64_t d : e.communication->team)
+      key += std::to_string(d) + ",";
+    if (e.communication->root)
+      key += " root:" + std::to_string(*e.communication->root);
+  }
   return key;
 }
 

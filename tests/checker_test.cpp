@@ -249,3 +249,39 @@ TEST(Checker, IdenticalEdgesAreDecidedOnce) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Checker, EdgeCacheKeepsCommunicationTeamsApart) {
+  // Two host IR Allgathers of identical tensors, one with its team reversed:
+  // the second must not reuse the first's verdict.
+  FusionBuilder b;
+  b.fusion().kind = BlockKind::HostIr;
+  auto mesh = mesh1d(2);
+  std::vector<TensorNum> outs;
+  for (int i = 0; i < 2; ++i) {
+    TensorNum x = b.tensor({b.iter(2, DIDx), b.iter(3)}, mesh);
+    TensorNum y = b.tensor({b.iter(2), b.iter(3)}, mesh);
+    b.expr(OpKind::Communication, "Allgather", {x}, y);
+    outs.push_back(y);
+  }
+  Fusion f = b.take();
+  for (int i = 0; i < 2; ++i) {
+    CommunicationInfo ci;
+    ci.number = i;
+    ci.type = CollectiveType::Allgather;
+    ci.team = i == 0 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1, 0};
+    f.exprs[i].communication = ci;
+  }
+  DiagnosticEngine diags;
+  auto graph = FusionGraph::build(f, diags);
+  ASSERT_TRUE(graph);
+  Checker checker(CheckOptions{});
+  auto verdicts = checker.checkFusion(f, *graph);
+  ASSERT_EQ(verdicts.size(), 2u);
+  ASSERT_TRUE(verdicts[0].compiler && verdicts[1].compiler);
+  EXPECT_EQ(verdicts[0].compiler->status, Status::Proved);
+  EXPECT_EQ(verdicts[1].compiler->status, Status::Refuted);
+}
+
+} // namespace
