@@ -88,7 +88,7 @@ void compare(const Outcome &smt, const Bindings &caseBindings, BruteFn brute,
 }
 
 int edgesPerShard() {
-  return std::getenv("SHARDCHECK_QUICK") ? 100 : 1000;
+  return std::getenv("SHARDCHECK_QUICK") ? 50 : 500;
 }
 
 class RandomCrossCheck : public ::testing::TestWithParam<int> {};

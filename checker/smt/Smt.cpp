@@ -187,7 +187,11 @@ unsigned resourceLimitOf(const SolverOptions &o) {
 }
 
 z3::solver makeSolver(z3::context &z3, const SolverOptions &o) {
-  z3::solver s(z3);
+  // The simple (non-incremental-portfolio) solver: Z3's default combined
+  // solver switches strategies on wall-clock time, which made the same
+  // query's answer depend on machine load. With the simple solver, the seed
+  // and the rlimit decide everything.
+  z3::solver s(z3, z3::solver::simple());
   z3::params p(z3);
   p.set("timeout", o.timeoutMs);
   p.set("rlimit", resourceLimitOf(o));
