@@ -2,12 +2,15 @@
 #include "checker/Driver.h"
 
 #include "checker/Checker.h"
+#include "checker/PlanBuilder.h"
 #include "ir/FusionGraph.h"
 #include "ir/Lints.h"
 #include "ir/reader/DumpReader.h"
+#include "util/Version.h"
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -30,6 +33,12 @@ options:
   --smt-dump DIR       write every SMT query as SMT-LIB2 into DIR
   --no-cache           decide every edge anew (no structural edge cache)
   --quiet              print only errors, warnings and the summary
+  --emit-plan FILE     write the verified plan of the (one) input fusion to FILE
+                       (docs/plan-format.md); run it with run-plan
+  --plan-lowerings checker|compiler
+                       plan with the checker's lowerings (default) or, where
+                       the dump carries one, the compiler's own choice
+  --fusion K           which fusion of a multi-fusion file to plan (default 0)
   --help               this text
   --version            the version
 
@@ -38,11 +47,14 @@ compiler choices, error lints, unsupported reshardings); 2 unreadable input or
 bad usage; 3 something unknown and nothing refuted.
 )";
 
-constexpr const char *kVersion = "0.1.0";
+constexpr const char *kVersion = kShardcheckVersion;
 
 struct Options {
   bool json = false;
   bool quiet = false;
+  std::string emitPlan; ///< Plan output file, empty for none.
+  PlanRequest::Lowerings planLowerings = PlanRequest::Lowerings::Checker;
+  std::optional<size_t> planFusion;
   CheckOptions check;
   std::vector<std::string> files;
 };
@@ -103,6 +115,23 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
       if (!n || *n == 0 || *n > 65536)
         return bad("--devices takes a device count between 1 and 65536");
       o.check.devices = *n;
+    } else if (a == "--emit-plan") {
+      auto v = value();
+      if (!v || v->empty())
+        return bad("--emit-plan takes a file name");
+      o.emitPlan = *v;
+    } else if (a == "--plan-lowerings") {
+      auto v = value();
+      if (!v || (*v != "checker" && *v != "compiler"))
+        return bad("--plan-lowerings takes 'checker' or 'compiler'");
+      o.planLowerings = *v == "compiler" ? PlanRequest::Lowerings::Compiler
+                                         : PlanRequest::Lowerings::Checker;
+    } else if (a == "--fusion") {
+      auto v = value();
+      auto n = v ? parseCount(*v) : std::nullopt;
+      if (!n)
+        return bad("--fusion takes a fusion index (0 for the first)");
+      o.planFusion = static_cast<size_t>(*n);
     } else if (a == "--smt-dump") {
       auto v = value();
       if (!v || v->empty())
@@ -116,6 +145,10 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
   }
   if (o.files.empty())
     return bad("no input files");
+  if (!o.emitPlan.empty() && o.files.size() != 1)
+    return bad("--emit-plan plans one fusion: give exactly one input file");
+  if (o.emitPlan.empty() && o.planFusion)
+    return bad("--fusion selects the fusion --emit-plan plans");
   return std::nullopt;
 }
 
@@ -232,7 +265,54 @@ void tally(const EdgeVerdict &v, Summary &s) {
   }
 }
 
-FileResult checkFile(const std::string &path, Checker &checker, Summary &summary) {
+/// Reads a whole file (for the plan's input hash); empty when unreadable.
+std::string fileText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// Builds and writes the plan of fusion `fi` when the options ask for it.
+/// A fusion that cannot be planned is an error diagnostic (a finding); a
+/// file that cannot be written is reported by setting `writeFailed`.
+void emitPlanIfAsked(const Options &o, const Document &doc, size_t fi, const Fusion &fusion,
+                     const FusionGraph &graph, const std::vector<EdgeVerdict> &verdicts,
+                     FileResult &r, bool &writeFailed) {
+  if (o.emitPlan.empty() || fi != o.planFusion.value_or(0))
+    return;
+  PlanRequest request;
+  request.lowerings = o.planLowerings;
+  request.inputFile = doc.file;
+  request.inputText = fileText(doc.file);
+  request.fusionIndex = fi;
+  request.devices = o.check.devices;
+  Plan plan;
+  try {
+    plan = buildPlan(fusion, graph, verdicts, request);
+  } catch (const PlanError &e) {
+    r.diags.error("no-plan", std::string("no plan written: ") + e.what(), e.loc);
+    return;
+  }
+  std::ofstream out(o.emitPlan, std::ios::binary);
+  out << planToJsonText(plan);
+  out.close();
+  if (!out) {
+    writeFailed = true;
+    return;
+  }
+  size_t unverified = std::count_if(plan.steps.begin(), plan.steps.end(),
+                                    [](const PlanStep &s) { return !s.verified(); });
+  r.diags.add(Diagnostic{
+      Severity::Note, "plan",
+      "plan written to " + o.emitPlan + ": " + std::to_string(plan.steps.size()) + " step(s)" +
+          (unverified ? ", " + std::to_string(unverified) +
+                            " resting on a refuted or unknown verdict (run-plan refuses them "
+                            "without --allow-unverified)"
+                      : ", all proved"),
+      fusion.loc, {}});
+}
+
+FileResult checkFile(const std::string &path, const Options &o, Checker &checker,
+                     Summary &summary, bool &writeFailed) {
   FileResult r;
   r.file = path;
   Document doc;
@@ -240,6 +320,13 @@ FileResult checkFile(const std::string &path, Checker &checker, Summary &summary
     doc = readDocumentFile(path);
   } catch (const InputError &e) {
     r.diags.add(e.diagnostic());
+    r.unreadable = true;
+    return r;
+  }
+  if (!o.emitPlan.empty() && o.planFusion.value_or(0) >= doc.fusions.size()) {
+    r.diags.error("usage", "--fusion " + std::to_string(o.planFusion.value_or(0)) + ": " + path +
+                               " has " + std::to_string(doc.fusions.size()) + " fusion(s)",
+                  SourceLoc{path, 0, 0});
     r.unreadable = true;
     return r;
   }
@@ -255,11 +342,13 @@ FileResult checkFile(const std::string &path, Checker &checker, Summary &summary
       r.unreadable = true;
       continue;
     }
-    for (auto &v : checker.checkFusion(fusion, *graph)) {
+    std::vector<EdgeVerdict> verdicts = checker.checkFusion(fusion, *graph);
+    for (const auto &v : verdicts) {
       reportEdge(v, r.diags);
       tally(v, summary);
-      r.edges.emplace_back(fi, std::move(v));
+      r.edges.emplace_back(fi, v);
     }
+    emitPlanIfAsked(o, doc, fi, fusion, *graph, verdicts, r, writeFailed);
   }
   return r;
 }
@@ -425,8 +514,9 @@ int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, st
   Checker checker(o.check);
   Summary summary;
   std::vector<FileResult> results;
+  bool writeFailed = false;
   for (const auto &f : o.files) {
-    results.push_back(checkFile(f, checker, summary));
+    results.push_back(checkFile(f, o, checker, summary, writeFailed));
     ++summary.files;
     summary.unreadable += results.back().unreadable;
     countLints(results.back(), summary);
@@ -459,6 +549,10 @@ int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, st
         printDiagnostic(d.severity == Severity::Error && r.unreadable ? err : out, d);
       }
     printSummaryText(out, summary, checker.stats());
+  }
+  if (writeFailed) {
+    err << "check-sharding: error: cannot write the plan to " << o.emitPlan << "\n";
+    return 2;
   }
   return exitStatus(summary);
 }

@@ -98,6 +98,7 @@ struct OpCall {
   DataType outDtype;
   std::vector<HostTensor> args;        ///< Operands in order; scalars zero-dim.
   std::vector<const DomainMap *> maps; ///< Per operand; null for scalars.
+  ExprPart part = ExprPart::Whole;
 
   const TensorView &consumer() const { return fusion.tensor(out); }
 
@@ -308,7 +309,8 @@ struct ReductionOp {
 };
 
 ReductionOp reductionOp(const OpCall &call) {
-  std::string op = call.expr.attr("op");
+  // A reducing host IR communication sums, nvFuser's default.
+  std::string op = isReducingCommunication(call.expr) ? "add" : call.expr.attr("op");
   if (op == "add")
     return {0.0, [](double a, double b) { return a + b; }};
   if (op == "mul")
@@ -370,7 +372,9 @@ ReductionAxes reductionAxes(const OpCall &call) {
 HostTensor evalReduction(const OpCall &call, const Bindings &symbols) {
   call.expectOperands(1);
   ReductionOp op = reductionOp(call);
-  double init = reductionInit(call, op, symbols);
+  // A partial starts from the identity: the initial value is applied once,
+  // by the epilogue, after the partials are combined.
+  double init = call.part == ExprPart::Partial ? op.identity : reductionInit(call, op, symbols);
   ReductionAxes axes = reductionAxes(call);
   const HostTensor &in = call.args[0];
   for (size_t j = 0; j < in.rank(); ++j)
@@ -418,7 +422,7 @@ HostTensor evalLinear(const OpCall &call) {
       double sum = 0.0;
       for (int64_t x = 0; x < k; ++x)
         sum += a.data()[r * k + x] * w.data()[c * k + x];
-      if (bias)
+      if (bias && call.part != ExprPart::Partial) // The epilogue adds it once.
         sum += bias->data()[bias->numel() == 1 ? 0 : c];
       out.data()[r * n + c] = sum;
     }
@@ -479,6 +483,10 @@ HostTensor evalOp(const OpCall &call, const Bindings &symbols) {
     call.fail("unsupported-op",
               call.consumer().name() + " has a root domain different from its logical domain");
   switch (kind) {
+  case OpKind::Communication: // Moves data: a copy, or a sum for reducing ones.
+    if (isReducingCommunication(call.expr))
+      return evalReduction(call, symbols);
+    return evalCopy(call);
   case OpKind::Set:
   case OpKind::SegmenterSet:
   case OpKind::LoadStore:
@@ -506,13 +514,36 @@ HostTensor evalOp(const OpCall &call, const Bindings &symbols) {
     return evalLinear(call);
   case OpKind::Matmul:
     return evalMatmul(call);
-  case OpKind::Communication:
   case OpKind::Other:
     break;
   }
-  call.fail("unsupported-op",
-            std::string("the reference has no rule for ") +
-                (kind == OpKind::Communication ? "host IR communications" : "this op"));
+  call.fail("unsupported-op", "the reference has no rule for this op");
+}
+
+/// What follows a reduction whose partials were combined: `reduced` holds
+/// the combined value; the initial value (reductions) or the bias (linear)
+/// is applied once.
+HostTensor evalEpilogue(const OpCall &call, const HostTensor &reduced, const Bindings &symbols) {
+  if (reduced.shape() != call.outShape)
+    call.fail("shape-mismatch", "the reduced value " + shapeStr(reduced.shape()) +
+                                    " does not have the output's shape " +
+                                    shapeStr(call.outShape));
+  HostTensor out(call.outShape, call.outDtype, reduced.data());
+  if (call.expr.kind == OpKind::Reduction) {
+    ReductionOp op = reductionOp(call);
+    double init = reductionInit(call, op, symbols);
+    for (double &v : out.data())
+      v = op.combine(init, v);
+  } else if (call.expr.kind == OpKind::Linear && call.args.size() == 3) {
+    const HostTensor &bias = call.args[2];
+    int64_t n = call.outShape.empty() ? 1 : call.outShape.back();
+    if (!(bias.numel() == 1 || bias.numel() == n))
+      call.fail("shape-mismatch", "bias " + shapeStr(bias.shape()) + " does not fit N = " +
+                                      std::to_string(n));
+    for (int64_t e = 0; e < out.numel(); ++e)
+      out.data()[e] += bias.data()[bias.numel() == 1 ? 0 : e % n];
+  }
+  return storeAs(std::move(out), call.outDtype);
 }
 
 /// Walks a fusion in topological order, keeping every tensor's value.
@@ -613,6 +644,62 @@ private:
 };
 
 } // namespace
+
+HostTensor evaluateExpression(const Fusion &fusion, const FusionGraph &graph, size_t exprIndex,
+                              const std::vector<HostTensor> &operands, const Bindings &symbols,
+                              ExprPart part, const HostTensor *reduced) {
+  SC_ASSERT(exprIndex < fusion.exprs.size(), "expression index out of range");
+  const Expr &expr = fusion.exprs[exprIndex];
+  SC_ASSERT(expr.outputs.size() == 1, "evaluateExpression takes a single-output expression");
+  SC_ASSERT(operands.size() == expr.inputs.size(), "one value per operand");
+  TensorNum out = expr.outputs[0];
+  OpCall call{fusion, expr, out, referenceShape(fusion, out, symbols), fusion.tensor(out).dtype,
+              {},     {},   part};
+  for (size_t i = 0; i < expr.inputs.size(); ++i) {
+    const Operand &operand = expr.inputs[i];
+    if (operand.tensor) {
+      call.args.push_back(operands[i]);
+    } else {
+      auto v = parseScalar(operand.scalar, symbols);
+      if (!v)
+        call.fail("bad-scalar", "no value for the scalar operand `" + operand.scalar + "`");
+      call.args.push_back(HostTensor({}, DataType::Double, {*v}));
+    }
+    const DomainMap *map = nullptr;
+    for (const FusionEdge *e : graph.edgesInto(out))
+      if (e->expr == exprIndex && e->operandIndex == i)
+        map = &e->map;
+    call.maps.push_back(map);
+  }
+  if (part == ExprPart::Epilogue) {
+    SC_ASSERT(reduced, "an epilogue needs the reduced value");
+    return evalEpilogue(call, *reduced, symbols);
+  }
+  return evalOp(call, symbols);
+}
+
+double partialIdentity(const Expr &expr) {
+  std::string op = reductionOperatorOf(expr);
+  if (op == "prod")
+    return 1.0;
+  if (op == "max")
+    return -std::numeric_limits<double>::infinity();
+  if (op == "min")
+    return std::numeric_limits<double>::infinity();
+  return 0.0;
+}
+
+bool needsEpilogue(const Expr &expr, const Bindings &symbols) {
+  if (expr.kind == OpKind::Linear)
+    return expr.inputs.size() == 3;
+  if (expr.kind != OpKind::Reduction)
+    return false;
+  std::string text = expr.attr("initial value");
+  if (text.empty())
+    return false;
+  auto v = parseScalar(text, symbols);
+  return !v || *v != partialIdentity(expr);
+}
 
 ReferenceResult evaluateReference(const Fusion &fusion,
                                   const std::map<TensorNum, HostTensor> &inputs,

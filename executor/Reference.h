@@ -58,4 +58,32 @@ ReferenceResult evaluateReference(const Fusion &fusion,
                                   const std::map<TensorNum, HostTensor> &inputs,
                                   const Bindings &symbolValues);
 
+/// Which part of an expression to evaluate. A sharded reduction (reduction,
+/// matmul or linear over an axis the devices split) is run as a Partial on
+/// each device, a reduction collective, then an Epilogue.
+enum class ExprPart {
+  Whole,    ///< The expression as written.
+  Partial,  ///< The reduction from its operator's identity, without the
+            ///< initial value or a linear's bias.
+  Epilogue, ///< The initial value or bias applied to a combined reduction.
+};
+
+class FusionGraph;
+
+/// Evaluates expression `exprIndex` (single output) on `operands`, one value
+/// per operand in order (scalar operands are read from their spelling; their
+/// entries are ignored). Epilogue takes the combined reduction in `reduced`
+/// and uses only the bias operand. Throws InputError as evaluateReference.
+HostTensor evaluateExpression(const Fusion &fusion, const FusionGraph &graph, size_t exprIndex,
+                              const std::vector<HostTensor> &operands, const Bindings &symbols,
+                              ExprPart part = ExprPart::Whole, const HostTensor *reduced = nullptr);
+
+/// The value a partial gives an element the device does not hold: the
+/// identity of reductionOperatorOf (ir/Fusion.h).
+double partialIdentity(const Expr &expr);
+/// Whether a sharded `expr` needs an Epilogue after its reduction
+/// collective: a linear with bias, or a reduction whose initial value is not
+/// its operator's identity.
+bool needsEpilogue(const Expr &expr, const Bindings &symbols);
+
 } // namespace shardcheck

@@ -123,6 +123,36 @@ std::string Expr::attr(const std::string &key) const {
   return {};
 }
 
+/// A host IR communication that reduces (its values are a sum).
+bool isReducingCommunication(const Expr &e) {
+  if (e.kind != OpKind::Communication || !e.communication)
+    return false;
+  CollectiveType t = e.communication->type;
+  return t == CollectiveType::Allreduce || t == CollectiveType::Reduce ||
+         t == CollectiveType::ReduceScatter;
+}
+
+bool isReductionOp(const Expr &e) {
+  return e.kind == OpKind::Reduction || e.kind == OpKind::Matmul || e.kind == OpKind::Linear ||
+         isReducingCommunication(e);
+}
+
+std::string reductionOperatorOf(const Expr &e) {
+  // nvFuser's reducing communications sum (its default reduction op).
+  if (e.kind == OpKind::Matmul || e.kind == OpKind::Linear || isReducingCommunication(e))
+    return "sum";
+  if (e.kind != OpKind::Reduction)
+    return "";
+  std::string op = e.attr("op");
+  if (op == "add")
+    return "sum";
+  if (op == "mul")
+    return "prod";
+  if (op == "max" || op == "min")
+    return op;
+  return "";
+}
+
 std::vector<TensorNum> Expr::tensorInputs() const {
   std::vector<TensorNum> r;
   for (const auto &o : inputs)

@@ -162,6 +162,15 @@ struct Expr {
   std::vector<TensorNum> tensorInputs() const;
 };
 
+/// Whether `e` is a host IR Allreduce, Reduce or ReduceScatter.
+bool isReducingCommunication(const Expr &e);
+/// Whether `e` reduces over an axis (reduction, matmul, linear, a reducing
+/// host IR communication).
+bool isReductionOp(const Expr &e);
+/// The operator that combines partial results of a reduction op: `sum`
+/// (add, matmul, linear), `prod`, `max`, `min`; empty when unknown.
+std::string reductionOperatorOf(const Expr &e);
+
 /// Which kind of printed block a fusion came from.
 enum class BlockKind { KernelMath, Kernel, TransformsOnly, HostIr, SegmentedFusion, Json };
 const char *blockKindName(BlockKind k);

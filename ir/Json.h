@@ -10,6 +10,7 @@
 #include "ir/Fusion.h"
 
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,16 @@ constexpr int kJsonIrVersion = 1;
 
 nlohmann::json documentToJson(const Document &doc);
 std::string documentToJsonText(const Document &doc);
+
+/// An extent as JSON IR writes it: an integer, a symbol's name, or
+/// {"op", "lhs", "rhs"} (docs/json-ir.md).
+nlohmann::json extentToJson(const Extent &e);
+/// The extent a JSON value spells, or nullopt when it spells none.
+std::optional<Extent> extentFromJson(const nlohmann::json &v, int depth = 0);
+
+/// JSON text as shardcheck writes it: known keys in a fixed order, values
+/// that fit on a line kept on one line, a final newline.
+std::string jsonToText(const nlohmann::json &value);
 
 /// Reads JSON IR text. `file` is used in locations.
 Document documentFromJsonText(std::string_view text, const std::string &file);

@@ -29,8 +29,6 @@ namespace shardcheck {
 using nlohmann::json;
 using namespace jsonir;
 
-namespace {
-
 json extentToJson(const Extent &e) {
   switch (e.kind()) {
   case Extent::Kind::Constant:
@@ -43,6 +41,41 @@ json extentToJson(const Extent &e) {
                 {"rhs", extentToJson(e.rhs())}};
   }
 }
+
+std::optional<Extent> extentFromJson(const json &v, int depth) {
+  if (depth > 256)
+    return std::nullopt;
+  if (v.is_number_integer())
+    return Extent::constant(v.get<int64_t>());
+  if (v.is_string() && !v.get<std::string>().empty())
+    return Extent::symbol(v.get<std::string>());
+  if (!v.is_object() || !v.contains("op") || !v["op"].is_string() || !v.contains("lhs") ||
+      !v.contains("rhs") || v.size() != 3)
+    return std::nullopt;
+  auto kind = parseExtentOpJson(v["op"].get<std::string>());
+  auto lhs = extentFromJson(v["lhs"], depth + 1);
+  auto rhs = extentFromJson(v["rhs"], depth + 1);
+  if (!kind || !lhs || !rhs)
+    return std::nullopt;
+  switch (*kind) {
+  case Extent::Kind::Add:
+    return Extent::add(*lhs, *rhs);
+  case Extent::Kind::Sub:
+    return Extent::sub(*lhs, *rhs);
+  case Extent::Kind::Mul:
+    return Extent::mul(*lhs, *rhs);
+  case Extent::Kind::Div:
+    return Extent::div(*lhs, *rhs);
+  case Extent::Kind::Mod:
+    return Extent::mod(*lhs, *rhs);
+  case Extent::Kind::CeilDiv:
+    return Extent::ceilDiv(*lhs, *rhs);
+  default:
+    return std::nullopt;
+  }
+}
+
+namespace {
 
 /// null for the fully unknown location of programmatically built IR.
 json locToJson(const SourceLoc &loc, const std::string &documentFile) {
@@ -219,7 +252,12 @@ constexpr std::string_view kKeyOrder[] = {
     "backend", "iterDomains", "transforms",    "tensors",
     "exprs",   "groups",      "shape",         "devices",
     "lhs",     "rhs",         "line",          "column",
-    "loc",     "domainsLoc"};
+    "loc",     "domainsLoc",
+    // Plan keys (docs/plan-format.md), after the IR's.
+    "checker_version", "input", "lowerings", "constraints", "buffers", "steps", "index",
+    "mode", "inputs", "output", "consumer", "operand", "collective", "reduce_op", "counts",
+    "local", "role", "sharding", "edge", "claim", "status", "source", "detail",
+    "input_sha256", "text", "sha256", "fusion"};
 
 size_t keyRank(const std::string &key) {
   auto it = std::find(std::begin(kKeyOrder), std::end(kKeyOrder), key);
@@ -298,6 +336,12 @@ std::string parseErrorDetail(const std::string &what) {
 }
 
 } // namespace
+
+std::string jsonToText(const json &value) {
+  std::string out;
+  writePretty(value, 0, out);
+  return out + "\n";
+}
 
 json documentToJson(const Document &doc) {
   json fusions = json::array();

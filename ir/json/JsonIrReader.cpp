@@ -100,7 +100,7 @@ public:
   Reader(const JsonPositions &positions, std::string jsonFile)
       : positions_(positions), jsonFile_(std::move(jsonFile)) {}
 
-  Document document(const json &root);
+  Document document(const json &root, const std::string &basePath);
 
 private:
   // --- Failing with a location. ---
@@ -365,22 +365,22 @@ std::vector<TensorNum> Reader::tensorList(const At &array, const Fusion &f) cons
 
 // --- Document and fusion. ---
 
-Document Reader::document(const json &root) {
-  At doc{root, "", "JSON IR document"};
+Document Reader::document(const json &root, const std::string &basePath) {
+  At doc{root, basePath, "JSON IR document"};
   expectObject(doc);
   // Format and version come first: a newer version may well have fields this
   // reader does not know, and "unsupported version" is the useful message.
   auto format = root.find("format");
   if (format == root.end() || !format->is_string() || *format != "shardcheck-ir")
-    fail("json-format", format == root.end() ? "" : "/format",
+    fail("json-format", format == root.end() ? basePath : basePath + "/format",
          "not a shardcheck JSON IR document: expected \"format\": \"shardcheck-ir\"");
   auto version = root.find("version");
   if (version == root.end() || !version->is_number_integer())
-    fail("json-version", version == root.end() ? "" : "/version",
+    fail("json-version", version == root.end() ? basePath : basePath + "/version",
          "JSON IR field \"version\" must be an integer (this shardcheck reads version " +
              std::to_string(kJsonIrVersion) + ")");
   if (!version->is_number_unsigned() || version->get<uint64_t>() != kJsonIrVersion)
-    fail("json-version", "/version",
+    fail("json-version", basePath + "/version",
          "unsupported JSON IR version " + version->dump() + "; this shardcheck reads version " +
              std::to_string(kJsonIrVersion));
   checkKeys(doc, {"format", "version", "file", "fusions"});
@@ -782,9 +782,10 @@ void Reader::readGroups(const At &list, Fusion &f) const {
 
 } // namespace
 
-Document readJsonIr(const json &root, const JsonPositions &positions, const std::string &file) {
+Document readJsonIr(const json &root, const JsonPositions &positions, const std::string &file,
+                    const std::string &basePath) {
   Reader reader(positions, file);
-  return reader.document(root);
+  return reader.document(root, basePath);
 }
 
 } // namespace shardcheck::jsonir

@@ -24,7 +24,9 @@ namespace shardcheck::jsonir {
 /// Builds the Document a JSON IR value describes. `file` is the JSON file's
 /// name: the document's file when the JSON names none, and the file of
 /// locations the JSON leaves out (they point into the JSON itself).
+/// `basePath` is the JSON pointer of `root` within the text `positions`
+/// scanned (empty for a whole JSON IR file; `/fusion` inside a plan).
 Document readJsonIr(const nlohmann::json &root, const JsonPositions &positions,
-                    const std::string &file);
+                    const std::string &file, const std::string &basePath = "");
 
 } // namespace shardcheck::jsonir

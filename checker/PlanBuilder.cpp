@@ -1,0 +1,580 @@
+// Building a plan from a checked fusion; see PlanBuilder.h.
+#include "checker/PlanBuilder.h"
+
+#include "util/Sha256.h"
+#include "util/Version.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace shardcheck {
+
+namespace {
+
+std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
+
+/// Ops whose consumer element is a copy of the one producer element it
+/// needs: a collective can write their consumer's buffer directly.
+bool isCopyLike(OpKind k) {
+  switch (k) {
+  case OpKind::Set:
+  case OpKind::SegmenterSet:
+  case OpKind::LoadStore:
+  case OpKind::Permute:
+  case OpKind::Broadcast:
+  case OpKind::Squeeze:
+  case OpKind::Expand:
+  case OpKind::Reshape:
+  case OpKind::Communication:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::vector<IdNum> shardingIds(const Fusion &f, const TensorView &tv) {
+  std::vector<IdNum> r;
+  for (IdNum id : tv.loop.empty() ? tv.logical : tv.loop) {
+    const IterDomain &d = f.id(id);
+    if (d.isDeviceParallel() && !d.isBroadcast() && !d.isReduction())
+      r.push_back(id);
+  }
+  return r;
+}
+
+/// The split whose outer output is `id`, if that is how `id` is defined.
+const Transform *outerSplitOf(const Fusion &f, IdNum id) {
+  const Transform *t = f.definition(id);
+  return t && t->kind == Transform::Kind::Split && t->outputs[0] == id ? t : nullptr;
+}
+
+/// The local buffer shape (docs/semantics.md, "Local buffer layout").
+std::vector<Extent> localShape(const Fusion &f, const TensorView &tv) {
+  std::vector<IdNum> layout;
+  if (tv.hasAllocation()) {
+    layout = tv.allocation;
+  } else {
+    std::vector<IdNum> sharding = shardingIds(f, tv);
+    for (IdNum id : dataLogicalIds(f, tv)) {
+      IdNum local = id;
+      for (IdNum s : sharding)
+        if (const Transform *split = outerSplitOf(f, s); split && split->inputs[0] == id)
+          local = split->outputs[1];
+      layout.push_back(local);
+    }
+  }
+  std::vector<Extent> shape;
+  for (IdNum id : layout) {
+    const IterDomain &d = f.id(id);
+    bool trivial = d.isDeviceParallel() || d.isBroadcast() || d.isReduction();
+    shape.push_back(trivial ? Extent::constant(1) : d.extent);
+  }
+  return shape;
+}
+
+/// The global (reference) shape: logical data IDs, broadcasts 1, expanded
+/// broadcasts their expanded extent.
+std::vector<Extent> globalShape(const Fusion &f, const TensorView &tv) {
+  std::vector<Extent> shape;
+  for (IdNum id : dataLogicalIds(f, tv)) {
+    const IterDomain &d = f.id(id);
+    shape.push_back(d.expandedExtent ? *d.expandedExtent
+                                     : d.isBroadcast() ? Extent::constant(1) : d.extent);
+  }
+  return shape;
+}
+
+std::vector<int64_t> fusionDevices(const Fusion &f, int64_t bound) {
+  std::set<int64_t> all;
+  for (const auto &[n, tv] : f.tensors)
+    if (tv.mesh)
+      all.insert(tv.mesh->devices().begin(), tv.mesh->devices().end());
+  for (int64_t d = 0; d < bound; ++d)
+    all.insert(d);
+  if (all.empty())
+    all.insert(0);
+  return {all.begin(), all.end()};
+}
+
+class Builder {
+public:
+  Builder(const Fusion &f, const FusionGraph &g, const std::vector<EdgeVerdict> &verdicts,
+          const PlanRequest &request)
+      : f_(f), g_(g), verdicts_(verdicts), request_(request),
+        sha_(sha256Hex(request.inputText)) {}
+
+  Plan build();
+
+private:
+  /// The lowering an edge is planned with, and the verdict it rests on.
+  struct Chosen {
+    const FusionEdge *edge = nullptr;
+    Lowering lowering;
+    PlanVerdict verdict;
+  };
+
+  Chosen choose(size_t edgeIndex) const;
+  std::vector<size_t> exprOrder() const;
+  void addTensors();
+  void addConstraints();
+  void planExpr(size_t expr);
+  void planReduction(size_t expr, const std::vector<Chosen> &chosen);
+  void planCopyLike(size_t expr, const Chosen &c);
+  void planCompute(size_t expr, const std::vector<Chosen> &chosen);
+  /// Steps moving the producer of `c` into buffer `target` by its lowering.
+  void planCollective(const Chosen &c, const std::string &target);
+
+  std::vector<int64_t> devicesOf(TensorNum t) const {
+    const TensorView &tv = f_.tensor(t);
+    return tv.mesh ? tv.mesh->devices() : plan_.devices;
+  }
+  std::vector<PlanLocal> localsOf(TensorNum t) const {
+    std::vector<PlanLocal> out;
+    std::vector<Extent> shape = localShape(f_, f_.tensor(t));
+    for (int64_t d : devicesOf(t))
+      out.push_back(PlanLocal{d, shape});
+    return out;
+  }
+  std::optional<std::vector<Extent>> localOn(const std::string &buffer, int64_t device) const {
+    for (const PlanLocal &l : plan_.buffer(buffer)->local)
+      if (l.device == device)
+        return l.shape;
+    return std::nullopt;
+  }
+  std::string uniqueName(const std::string &base) const {
+    std::string name = base;
+    for (int i = 1; plan_.buffer(name); ++i)
+      name = base + "." + std::to_string(i);
+    return name;
+  }
+  PlanBuffer &addBuffer(PlanBuffer b) {
+    plan_.buffers.push_back(std::move(b));
+    return plan_.buffers.back();
+  }
+  void addStep(PlanStep s) { plan_.steps.push_back(std::move(s)); }
+  PlanStep collectiveStep(const std::string &name, const std::vector<Team> &teams,
+                          const std::string &in, const std::string &out,
+                          const std::vector<PlanVerdict> &restsOn) const;
+
+  const Fusion &f_;
+  const FusionGraph &g_;
+  const std::vector<EdgeVerdict> &verdicts_;
+  const PlanRequest &request_;
+  std::string sha_;
+  Plan plan_;
+};
+
+PlanStatus planStatus(Status s) {
+  switch (s) {
+  case Status::Proved:
+    return PlanStatus::Proved;
+  case Status::Refuted:
+    return PlanStatus::Refuted;
+  case Status::Unknown:
+    return PlanStatus::Unknown;
+  }
+  return PlanStatus::Unknown;
+}
+
+Builder::Chosen Builder::choose(size_t edgeIndex) const {
+  const FusionEdge &edge = g_.edges()[edgeIndex];
+  const EdgeVerdict &v = verdicts_[edgeIndex];
+  Chosen c;
+  c.edge = &edge;
+  c.verdict.edge = tensorName(edge.producer) + " -> " + tensorName(edge.consumer);
+  c.verdict.expr = edge.expr;
+  c.verdict.checkerVersion = kShardcheckVersion;
+  c.verdict.inputSha256 = sha_;
+  bool useCompiler = request_.lowerings == PlanRequest::Lowerings::Compiler && v.compiler;
+  const SourceLoc &loc = f_.exprs[edge.expr].loc;
+  if (useCompiler) {
+    c.lowering = v.compiler->lowering;
+    c.verdict.status = planStatus(v.compiler->status);
+    c.verdict.source = "compiler: " + v.compiler->source;
+    if (v.compiler->counterexample)
+      c.verdict.detail = v.compiler->counterexample->message;
+    else
+      c.verdict.detail = v.compiler->reason;
+  } else {
+    if (!v.steps.empty())
+      throw PlanError(c.verdict.edge + " needs a two-step decomposition (" +
+                          v.lowering.str() + "); plans do not express decompositions yet",
+                      loc);
+    c.lowering = v.lowering;
+    c.verdict.status = planStatus(v.status);
+    c.verdict.source = "checker";
+    if (v.status != Status::Proved)
+      c.verdict.detail = v.counterexample ? v.counterexample->message : v.reason;
+  }
+  if (c.lowering.kind == CommKind::Unsupported)
+    throw PlanError(c.verdict.edge + " has no lowering (" +
+                        (v.reason.empty() ? std::string("unsupported") : v.reason) +
+                        "); no plan can move its data",
+                    loc);
+  c.verdict.claim = c.lowering.str();
+  return c;
+}
+
+/// Expressions in an order where every operand is produced first.
+std::vector<size_t> Builder::exprOrder() const {
+  std::map<TensorNum, size_t> position;
+  for (size_t i = 0; i < g_.topologicalOrder().size(); ++i)
+    position[g_.topologicalOrder()[i]] = i;
+  std::vector<size_t> order;
+  for (size_t e = 0; e < f_.exprs.size(); ++e)
+    if (!f_.exprs[e].outputs.empty())
+      order.push_back(e);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return position[f_.exprs[a].outputs[0]] < position[f_.exprs[b].outputs[0]];
+  });
+  return order;
+}
+
+void Builder::addTensors() {
+  std::set<TensorNum> inputs(f_.inputs.begin(), f_.inputs.end());
+  std::set<TensorNum> outputs(f_.outputs.begin(), f_.outputs.end());
+  for (const auto &[t, tv] : f_.tensors) {
+    PlanTensor pt;
+    pt.tensor = t;
+    pt.role = outputs.count(t)                              ? "output"
+              : inputs.count(t) || !f_.producerExpr(t) ? "input"
+                                                            : "intermediate";
+    pt.shape = globalShape(f_, tv);
+    pt.sharding = f_.tensorStr(t);
+    plan_.tensors.push_back(pt);
+    PlanBuffer b;
+    b.name = tensorName(t);
+    b.kind = BufferKind::Tensor;
+    b.tensor = t;
+    b.dtype = tv.dtype;
+    b.local = localsOf(t);
+    addBuffer(std::move(b));
+  }
+}
+
+void Builder::addConstraints() {
+  std::set<std::string> seen;
+  auto add = [&](PlanConstraint c) {
+    if (seen.insert(c.text).second)
+      plan_.constraints.push_back(std::move(c));
+  };
+  std::set<std::string> symbols;
+  for (const auto &[n, id] : f_.ids)
+    id.extent.collectSymbols(symbols);
+  for (const Transform &t : f_.transforms)
+    t.factor.collectSymbols(symbols);
+  for (const std::string &s : symbols)
+    add({PlanConstraint::Kind::Positive, Extent::symbol(s), Extent::constant(1), s + " >= 1"});
+  for (const auto &[t, tv] : f_.tensors) {
+    for (IdNum id : shardingIds(f_, tv)) {
+      if (const Transform *split = outerSplitOf(f_, id)) {
+        const Extent &in = f_.id(split->inputs[0]).extent;
+        if (!in.isConstant() || !split->factor.isConstant())
+          add({PlanConstraint::Kind::Divisible, in, split->factor,
+               in.str() + " % " + split->factor.str() + " == 0"});
+      }
+      const IterDomain &d = f_.id(id);
+      if (tv.mesh && tv.mesh->axisOf(d.parallel) && !d.extent.isConstant()) {
+        Extent meshExtent = Extent::constant(tv.mesh->extentOf(d.parallel));
+        add({PlanConstraint::Kind::Equal, d.extent, meshExtent,
+             d.extent.str() + " == " + meshExtent.str()});
+      }
+    }
+  }
+  for (const FusionEdge &e : g_.edges())
+    for (size_t i = 0; i < e.map.consumerIds.size(); ++i) {
+      const auto &p = e.map.producerIds[i];
+      if (!p)
+        continue;
+      const IterDomain &cd = f_.id(e.map.consumerIds[i]), &pd = f_.id(*p);
+      if (cd.isBroadcast() || pd.isBroadcast() || cd.extent == pd.extent ||
+          (cd.extent.isConstant() && pd.extent.isConstant()))
+        continue;
+      add({PlanConstraint::Kind::Equal, cd.extent, pd.extent,
+           cd.extent.str() + " == " + pd.extent.str()});
+    }
+}
+
+PlanStep Builder::collectiveStep(const std::string &name, const std::vector<Team> &teams,
+                                 const std::string &in, const std::string &out,
+                                 const std::vector<PlanVerdict> &restsOn) const {
+  PlanStep s;
+  s.kind = StepKind::Collective;
+  s.collective = name;
+  std::set<int64_t> devices;
+  for (const Team &t : teams) {
+    PlanTeam pt{t.devices, t.root, t.pairs};
+    s.teams.push_back(pt);
+    devices.insert(t.devices.begin(), t.devices.end());
+    if (t.root)
+      devices.insert(*t.root);
+    for (const auto &[src, dst] : t.pairs)
+      devices.insert({src, dst});
+  }
+  s.devices.assign(devices.begin(), devices.end());
+  s.inputs = {in};
+  s.output = out;
+  for (int64_t d : s.devices) {
+    PlanCount c{d, std::nullopt, std::nullopt};
+    if (auto shape = localOn(in, d))
+      c.in = localCount(*shape);
+    if (auto shape = localOn(out, d))
+      c.out = localCount(*shape);
+    if (c.in || c.out)
+      s.counts.push_back(c);
+  }
+  s.restsOn = restsOn;
+  return s;
+}
+
+void Builder::planCollective(const Chosen &c, const std::string &target) {
+  const Lowering &l = c.lowering;
+  std::string producer = tensorName(c.edge->producer);
+  std::vector<PlanVerdict> rests{c.verdict};
+  if (!l.localPermute) {
+    addStep(collectiveStep(commKindName(l.kind), l.teams, producer, target, rests));
+    return;
+  }
+  const PlanBuffer *targetBuffer = plan_.buffer(target);
+  std::vector<Extent> producerShape = localShape(f_, f_.tensor(c.edge->producer));
+  PlanBuffer temp;
+  temp.tensor = c.edge->producer;
+  temp.dtype = f_.tensor(c.edge->producer).dtype;
+  for (const Team &t : l.teams)
+    temp.teams.push_back(PlanTeam{t.devices, t.root, t.pairs});
+  PlanStep copy;
+  copy.kind = StepKind::Copy;
+  copy.output = target;
+  copy.expr = c.edge->expr;
+  copy.operand = c.edge->operandIndex;
+  copy.restsOn = rests;
+  for (const PlanLocal &l2 : targetBuffer->local)
+    copy.devices.push_back(l2.device);
+  if (l.kind == CommKind::Allgather) {
+    temp.name = uniqueName(target + ".gathered");
+    temp.kind = BufferKind::Gathered;
+    for (const Team &t : l.teams) {
+      std::vector<Extent> shape{Extent::constant(static_cast<int64_t>(t.devices.size()))};
+      shape.insert(shape.end(), producerShape.begin(), producerShape.end());
+      for (int64_t d : t.devices)
+        temp.local.push_back(PlanLocal{d, shape});
+    }
+    std::string name = addBuffer(temp).name;
+    addStep(collectiveStep("Allgather", l.teams, producer, name, rests));
+    copy.inputs = {name};
+    addStep(copy);
+    return;
+  }
+  if (l.kind != CommKind::AllToAll)
+    throw PlanError(c.verdict.edge + ": " + l.str() + " has no plan form",
+                    f_.exprs[c.edge->expr].loc);
+  // AllToAll+permute: pack by destination, exchange, unpack.
+  PlanBuffer packed = temp, unpacked = temp;
+  packed.name = uniqueName(target + ".packed");
+  packed.kind = BufferKind::Packed;
+  unpacked.name = uniqueName(target + ".unpacked");
+  unpacked.kind = BufferKind::Unpacked;
+  packed.consumer = unpacked.consumer = c.edge->consumer;
+  packed.expr = unpacked.expr = c.edge->expr;
+  packed.operand = unpacked.operand = c.edge->operandIndex;
+  for (const Team &t : l.teams)
+    for (int64_t d : t.devices) {
+      packed.local.push_back(PlanLocal{d, {localCount(producerShape)}});
+      if (auto shape = localOn(target, d))
+        unpacked.local.push_back(PlanLocal{d, {localCount(*shape)}});
+    }
+  std::string packedName = addBuffer(packed).name;
+  std::string unpackedName = addBuffer(unpacked).name;
+  PlanStep pack;
+  pack.kind = StepKind::Copy;
+  pack.inputs = {producer};
+  pack.output = packedName;
+  pack.restsOn = rests;
+  for (const PlanLocal &pl : plan_.buffer(packedName)->local)
+    pack.devices.push_back(pl.device);
+  addStep(pack);
+  addStep(collectiveStep("AllToAllv", l.teams, packedName, unpackedName, rests));
+  copy.inputs = {unpackedName};
+  addStep(copy);
+}
+
+void Builder::planReduction(size_t expr, const std::vector<Chosen> &chosen) {
+  const Expr &e = f_.exprs[expr];
+  TensorNum out = e.outputs[0];
+  const Chosen *reducing = nullptr;
+  std::vector<PlanVerdict> rests;
+  for (const Chosen &c : chosen) {
+    rests.push_back(c.verdict);
+    if (!isReductionComm(c.lowering.kind)) {
+      if (c.lowering.kind != CommKind::None && c.lowering.kind != CommKind::Alias)
+        throw PlanError(c.verdict.edge + " (" + c.lowering.str() +
+                            ") feeds an expression whose reduction needs a collective; plans "
+                            "do not combine the two yet",
+                        e.loc);
+      continue;
+    }
+    if (reducing && reducing->lowering.str() != c.lowering.str())
+      throw PlanError("the operands of " + tensorName(out) + " need different reductions (" +
+                          reducing->lowering.str() + ", " + c.lowering.str() + ")",
+                      e.loc);
+    reducing = &c;
+  }
+  const Lowering &l = reducing->lowering;
+  std::string op = reductionOperatorOf(e);
+  if (op.empty())
+    throw PlanError("the reduction defining " + tensorName(out) +
+                        " has no operator a collective can apply",
+                    e.loc);
+  // Partials: laid out as the consumer's buffer (Allreduce, Reduce) or as
+  // the team's consumer buffers one after another (ReduceScatter).
+  PlanBuffer partial;
+  partial.name = uniqueName(tensorName(out) + ".partial");
+  partial.kind = BufferKind::Partial;
+  partial.tensor = out;
+  partial.dtype = f_.tensor(out).dtype;
+  partial.consumer = out;
+  partial.expr = expr;
+  partial.collective = commKindName(l.kind);
+  std::vector<Extent> outShape = localShape(f_, f_.tensor(out));
+  for (const Team &t : l.teams) {
+    partial.teams.push_back(PlanTeam{t.devices, t.root, t.pairs});
+    for (int64_t d : t.devices) {
+      std::vector<Extent> shape = outShape;
+      if (l.kind == CommKind::ReduceScatter)
+        shape.insert(shape.begin(), Extent::constant(static_cast<int64_t>(t.devices.size())));
+      partial.local.push_back(PlanLocal{d, shape});
+    }
+  }
+  std::string partialName = addBuffer(partial).name;
+  PlanStep compute;
+  compute.kind = StepKind::Compute;
+  compute.expr = expr;
+  compute.mode = ComputeMode::Partial;
+  for (const Operand &o : e.inputs)
+    compute.inputs.push_back(o.tensor ? tensorName(*o.tensor) : "");
+  compute.output = partialName;
+  for (const PlanLocal &pl : plan_.buffer(partialName)->local)
+    compute.devices.push_back(pl.device);
+  compute.restsOn = rests;
+  addStep(compute);
+  PlanStep coll = collectiveStep(commKindName(l.kind), l.teams, partialName, tensorName(out), rests);
+  coll.reduceOp = op;
+  addStep(coll);
+  // The initial value of a reduction, or a linear's bias, is applied once,
+  // after the partials are combined (for an identity initial value the
+  // epilogue changes nothing).
+  bool epilogue = (e.kind == OpKind::Reduction && !e.attr("initial value").empty()) ||
+                  (e.kind == OpKind::Linear && e.inputs.size() == 3);
+  if (epilogue) {
+    PlanStep epilogue = compute;
+    epilogue.mode = ComputeMode::Epilogue;
+    epilogue.output = tensorName(out);
+    epilogue.devices = devicesOf(out);
+    addStep(epilogue);
+  }
+}
+
+void Builder::planCopyLike(size_t expr, const Chosen &c) {
+  TensorNum out = f_.exprs[expr].outputs[0];
+  switch (c.lowering.kind) {
+  case CommKind::None:
+    planCompute(expr, {c});
+    return;
+  case CommKind::Alias: {
+    PlanStep s;
+    s.kind = StepKind::Alias;
+    s.expr = expr;
+    s.devices = devicesOf(out);
+    s.inputs = {tensorName(c.edge->producer)};
+    s.output = tensorName(out);
+    s.restsOn = {c.verdict};
+    addStep(s);
+    return;
+  }
+  default:
+    planCollective(c, tensorName(out));
+  }
+}
+
+void Builder::planCompute(size_t expr, const std::vector<Chosen> &chosen) {
+  const Expr &e = f_.exprs[expr];
+  TensorNum out = e.outputs[0];
+  PlanStep compute;
+  compute.kind = StepKind::Compute;
+  compute.expr = expr;
+  compute.mode = ComputeMode::Whole;
+  compute.inputs.assign(e.inputs.size(), "");
+  for (size_t i = 0; i < e.inputs.size(); ++i)
+    if (e.inputs[i].tensor)
+      compute.inputs[i] = tensorName(*e.inputs[i].tensor);
+  for (const Chosen &c : chosen) {
+    compute.restsOn.push_back(c.verdict);
+    CommKind k = c.lowering.kind;
+    if (k == CommKind::None || k == CommKind::Alias)
+      continue; // The consumer reads the producer's own buffer.
+    PlanBuffer view;
+    view.name = uniqueName(tensorName(c.edge->producer) + "@" + tensorName(out));
+    view.kind = BufferKind::View;
+    view.tensor = c.edge->producer;
+    view.dtype = f_.tensor(c.edge->producer).dtype;
+    view.consumer = out;
+    view.expr = expr;
+    view.operand = c.edge->operandIndex;
+    view.local = localsOf(out);
+    std::string name = addBuffer(view).name;
+    planCollective(c, name);
+    compute.inputs[c.edge->operandIndex] = name;
+  }
+  compute.output = tensorName(out);
+  compute.devices = devicesOf(out);
+  addStep(compute);
+}
+
+void Builder::planExpr(size_t expr) {
+  const Expr &e = f_.exprs[expr];
+  if (e.outputs.size() != 1)
+    throw PlanError("expressions with " + std::to_string(e.outputs.size()) +
+                        " outputs are not planned",
+                    e.loc);
+  std::vector<Chosen> chosen;
+  for (size_t i = 0; i < g_.edges().size(); ++i)
+    if (g_.edges()[i].expr == expr)
+      chosen.push_back(choose(i));
+  bool reduces = std::any_of(chosen.begin(), chosen.end(), [](const Chosen &c) {
+    return isReductionComm(c.lowering.kind);
+  });
+  if (reduces)
+    planReduction(expr, chosen);
+  else if (isCopyLike(e.kind) && chosen.size() == 1)
+    planCopyLike(expr, chosen[0]);
+  else
+    planCompute(expr, chosen);
+}
+
+Plan Builder::build() {
+  plan_.version = kPlanVersion;
+  plan_.checkerVersion = kShardcheckVersion;
+  plan_.inputFile = request_.inputFile;
+  plan_.inputSha256 = sha_;
+  plan_.fusionIndex = request_.fusionIndex;
+  plan_.lowerings =
+      request_.lowerings == PlanRequest::Lowerings::Compiler ? "compiler" : "checker";
+  plan_.devices = fusionDevices(f_, request_.devices);
+  plan_.fusion = f_;
+  addTensors();
+  addConstraints();
+  for (size_t expr : exprOrder())
+    planExpr(expr);
+  return std::move(plan_);
+}
+
+} // namespace
+
+Plan buildPlan(const Fusion &fusion, const FusionGraph &graph,
+               const std::vector<EdgeVerdict> &verdicts, const PlanRequest &request) {
+  SC_ASSERT(verdicts.size() == graph.edges().size(), "one verdict per edge");
+  return Builder(fusion, graph, verdicts, request).build();
+}
+
+} // namespace shardcheck

@@ -1,0 +1,607 @@
+// The executor core; see Executor.h.
+//
+// Structure: PlanRun holds one run's state (layouts, the reference, every
+// device's buffers) and has one method per step kind. Buffers are shared
+// pointers so that an alias step makes two plan buffers one storage.
+#include "executor/Executor.h"
+
+#include "executor/BufferMap.h"
+#include "executor/Random.h"
+#include "ir/FusionGraph.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <set>
+#include <unordered_map>
+
+namespace shardcheck {
+
+void SimCollectives::run(const SimCollectiveCall &call,
+                         const std::map<int64_t, const SimBuffer *> &in,
+                         const std::map<int64_t, SimBuffer *> &out) {
+  runSimCollective(call, in, out);
+}
+
+void SimCollectives::runAllToAllv(const std::vector<int64_t> &team,
+                                  const std::vector<std::vector<int64_t>> &counts,
+                                  const std::map<int64_t, const SimBuffer *> &in,
+                                  const std::map<int64_t, SimBuffer *> &out,
+                                  const std::string &inputName, const std::string &outputName) {
+  runSimAllToAllv(team, counts, in, out, inputName, outputName);
+}
+
+bool RunReport::matches() const {
+  return !failure && std::all_of(tensors.begin(), tensors.end(), [](const TensorCheck &t) {
+           return t.comparison.matches();
+         });
+}
+
+std::string RunReport::outcome() const {
+  if (failure)
+    return failure->kind;
+  return matches() ? "match" : "wrong-values";
+}
+
+namespace {
+
+std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
+
+std::string devicesStr(const std::vector<int64_t> &v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? " " : "") + std::to_string(v[i]);
+  return s + ")";
+}
+
+/// A step failed while running; becomes RunReport::failure.
+struct StepFailure {
+  std::string kind;
+  std::string message;
+};
+
+std::optional<SimCollective> parseSimCollective(const std::string &name) {
+  static const std::map<std::string, SimCollective> kinds = {
+      {"Allgather", SimCollective::Allgather}, {"Gather", SimCollective::Gather},
+      {"Scatter", SimCollective::Scatter},     {"Broadcast", SimCollective::Broadcast},
+      {"AllToAll", SimCollective::AllToAll},   {"Allreduce", SimCollective::Allreduce},
+      {"Reduce", SimCollective::Reduce},       {"ReduceScatter", SimCollective::ReduceScatter},
+      {"SendRecv", SimCollective::SendRecv}};
+  auto it = kinds.find(name);
+  return it == kinds.end() ? std::nullopt : std::optional<SimCollective>(it->second);
+}
+
+ReduceOp parseReduceOp(const std::string &op) {
+  if (op == "prod")
+    return ReduceOp::Prod;
+  if (op == "max")
+    return ReduceOp::Max;
+  if (op == "min")
+    return ReduceOp::Min;
+  return ReduceOp::Sum;
+}
+
+/// Bytes a collective delivers from other devices (StepReport::bytesMoved).
+int64_t bytesMoved(const SimCollectiveCall &call, const std::map<int64_t, const SimBuffer *> &in,
+                   const std::map<int64_t, SimBuffer *> &out, int elementSize) {
+  auto size = [](const auto &m, int64_t d) -> int64_t {
+    auto it = m.find(d);
+    return it == m.end() || !it->second ? 0 : static_cast<int64_t>(it->second->size());
+  };
+  int64_t n = static_cast<int64_t>(call.team.size());
+  auto isMember = [&](int64_t d) {
+    return std::count(call.team.begin(), call.team.end(), d) > 0;
+  };
+  int64_t values = 0;
+  switch (call.kind) {
+  case SimCollective::Allgather: // Every member receives the others' chunks.
+    for (int64_t d : call.team)
+      values += size(out, d) - size(in, d);
+    break;
+  case SimCollective::AllToAll: // Every member keeps its own chunk.
+    for (int64_t d : call.team)
+      values += n > 0 ? size(out, d) * (n - 1) / n : 0;
+    break;
+  case SimCollective::Allreduce:     // Every member receives n-1 partials ...
+  case SimCollective::ReduceScatter: // ... of its own output chunk.
+    for (int64_t d : call.team)
+      values += size(out, d) * (n - 1);
+    break;
+  case SimCollective::Gather:
+  case SimCollective::Reduce: {
+    int64_t root = call.root.value_or(-1);
+    int64_t others = n - (isMember(root) ? 1 : 0);
+    int64_t chunk = call.kind == SimCollective::Gather ? size(out, root) / std::max<int64_t>(n, 1)
+                                                       : size(out, root);
+    values = chunk * others;
+    break;
+  }
+  case SimCollective::Scatter:
+  case SimCollective::Broadcast:
+    for (int64_t d : call.team)
+      if (!call.root || d != *call.root)
+        values += size(out, d);
+    break;
+  case SimCollective::SendRecv:
+    for (const auto &[src, dst] : call.pairs)
+      if (src != dst)
+        values += size(in, src);
+    break;
+  }
+  return values * elementSize;
+}
+
+class PlanRun {
+public:
+  PlanRun(const Plan &plan, const RunOptions &options, Collectives &collectives)
+      : plan_(plan), options_(options), collectives_(collectives), graph_(buildGraph(plan)) {}
+
+  RunReport run();
+
+private:
+  static FusionGraph buildGraph(const Plan &plan) {
+    DiagnosticEngine diags;
+    auto graph = FusionGraph::build(plan.fusion, diags);
+    if (!graph)
+      throw InputError(diags.diagnostics().front());
+    return std::move(*graph);
+  }
+
+  void refuseUnverified() const;
+  void bindSymbols();
+  void allocate();
+  void distributeInputs();
+  void runSteps();
+  void runStep(const PlanStep &step, StepReport &report);
+  void runCompute(const PlanStep &step);
+  void runCopy(const PlanStep &step);
+  void runAlias(const PlanStep &step);
+  int64_t runCollective(const PlanStep &step);
+  void validate();
+
+  // --- Buffers. ---
+  SimBuffer *storage(const std::string &buffer, int64_t device) {
+    auto it = storage_.find({buffer, device});
+    return it == storage_.end() ? nullptr : it->second.get();
+  }
+  const PlanBuffer &buffer(const std::string &name) const {
+    const PlanBuffer *b = plan_.buffer(name);
+    SC_ASSERT(b, "the loader checked that buffer " + name + " exists");
+    return *b;
+  }
+  /// The global value of `tensor` as `device` sees it through `bufferName`:
+  /// the elements it holds there, `missing` everywhere else.
+  HostTensor globalView(const std::string &bufferName, int64_t device, double missing);
+
+  const Plan &plan_;
+  const RunOptions &options_;
+  Collectives &collectives_;
+  FusionGraph graph_;
+  Bindings symbols_;
+  std::unique_ptr<BufferMap> map_;
+  ReferenceResult reference_;
+  std::map<std::pair<std::string, int64_t>, std::shared_ptr<SimBuffer>> storage_;
+  std::set<TensorNum> written_;
+  RunReport report_;
+};
+
+void PlanRun::refuseUnverified() const {
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const PlanStep &s = plan_.steps[i];
+    for (const PlanVerdict &v : s.restsOn)
+      if (v.status != PlanStatus::Proved && !options_.allowUnverified)
+        throw PlanRefused("step " + std::to_string(i) + " rests on a " +
+                          planStatusName(v.status) + " verdict: " + v.edge + " by " + v.claim +
+                          " (" + v.source + (v.detail.empty() ? "" : ": " + v.detail) +
+                          "); run it anyway with --allow-unverified");
+  }
+}
+
+void PlanRun::bindSymbols() {
+  std::vector<std::string> needed = planSymbols(plan_);
+  std::string missing;
+  for (const std::string &s : needed)
+    if (!options_.symbols.count(s))
+      missing += (missing.empty() ? "" : ", ") + s;
+  if (!missing.empty())
+    throwInputError("unbound-symbol",
+                    "the plan's sizes are symbolic: bind " + missing + " (e.g. --bind " +
+                        needed.front() + "=8)",
+                    plan_.fusion.loc);
+  symbols_ = options_.symbols;
+  for (const PlanConstraint &c : plan_.constraints) {
+    auto lhs = c.lhs.evaluate(symbols_), rhs = c.rhs.evaluate(symbols_);
+    bool holds = lhs && rhs &&
+                 (c.kind == PlanConstraint::Kind::Positive ? *lhs >= 1
+                  : c.kind == PlanConstraint::Kind::Equal  ? *lhs == *rhs
+                                                           : *rhs != 0 && *lhs % *rhs == 0);
+    if (!holds)
+      throwInputError("constraint-violated",
+                      "the bindings violate the plan's constraint " + c.text +
+                          ": the proofs cover only sizes that satisfy it",
+                      plan_.fusion.loc);
+  }
+}
+
+void PlanRun::allocate() {
+  for (const PlanBuffer &b : plan_.buffers)
+    for (const PlanLocal &l : b.local) {
+      const auto &elements = map_->elements(b, l.device);
+      int64_t planned = 1;
+      for (const Extent &e : l.shape) {
+        auto v = e.evaluate(symbols_);
+        if (!v || *v < 0)
+          throwInputError("plan-invalid",
+                          "buffer \"" + b.name + "\" on device " + std::to_string(l.device) +
+                              ": extent " + e.str() + " does not evaluate",
+                          plan_.fusion.loc);
+        planned *= *v;
+      }
+      int64_t actual = static_cast<int64_t>(elements.size());
+      bool derived = b.kind == BufferKind::Packed || b.kind == BufferKind::Unpacked;
+      if (!derived && planned != actual)
+        throwInputError("plan-invalid",
+                        "buffer \"" + b.name + "\" on device " + std::to_string(l.device) +
+                            ": the plan gives it " + std::to_string(planned) +
+                            " slot(s), the layout of its " + bufferKindName(b.kind) +
+                            " gives " + std::to_string(actual),
+                        plan_.fusion.loc);
+      storage_[{b.name, l.device}] = std::make_shared<SimBuffer>(actual, 0.0);
+    }
+}
+
+void PlanRun::distributeInputs() {
+  std::map<TensorNum, HostTensor> inputs = randomInputs(plan_.fusion, symbols_, options_.seed);
+  reference_ = evaluateReference(plan_.fusion, inputs, symbols_);
+  for (const auto &[t, value] : inputs) {
+    const PlanBuffer *b = plan_.buffer(tensorName(t));
+    if (!b)
+      continue;
+    for (const PlanLocal &l : b->local) {
+      SimBuffer *s = storage(b->name, l.device);
+      const auto &elements = map_->elements(*b, l.device);
+      for (size_t o = 0; o < elements.size(); ++o)
+        (*s)[o] = elements[o] == kNoElement ? 0.0 : value.data()[elements[o]];
+    }
+  }
+}
+
+HostTensor PlanRun::globalView(const std::string &bufferName, int64_t device, double missing) {
+  const PlanBuffer &b = buffer(bufferName);
+  const TensorLayout &layout = map_->layout(b.tensor);
+  HostTensor view(layout.shape(), plan_.fusion.tensor(b.tensor).dtype);
+  std::fill(view.data().begin(), view.data().end(), missing);
+  SimBuffer *s = storage(bufferName, device);
+  if (!s)
+    return view;
+  const auto &elements = map_->elements(b, device);
+  for (size_t o = 0; o < elements.size() && o < s->size(); ++o)
+    if (elements[o] != kNoElement)
+      view.data()[elements[o]] = (*s)[o];
+  // An expanded broadcast is named at index 0 only; its other indices hold
+  // the same value.
+  const TensorView &tv = plan_.fusion.tensor(b.tensor);
+  std::vector<IdNum> data = dataLogicalIds(plan_.fusion, tv);
+  std::vector<int64_t> index(view.rank(), 0);
+  for (int64_t e = 0; e < view.numel(); ++e, nextIndex(index, view.shape())) {
+    std::vector<int64_t> source = index;
+    bool expanded = false;
+    for (size_t a = 0; a < data.size(); ++a)
+      if (plan_.fusion.id(data[a]).expandedExtent && source[a] != 0)
+        source[a] = 0, expanded = true;
+    if (expanded)
+      view.data()[e] = view.at(source);
+  }
+  return view;
+}
+
+void PlanRun::runCompute(const PlanStep &step) {
+  const Expr &expr = plan_.fusion.exprs[*step.expr];
+  const PlanBuffer &out = buffer(step.output);
+  double missing = step.mode == ComputeMode::Partial ? partialIdentity(expr)
+                                                     : std::numeric_limits<double>::quiet_NaN();
+  for (int64_t d : step.devices) {
+    SimBuffer *target = storage(step.output, d);
+    if (!target)
+      continue; // The device holds nothing of the output.
+    std::vector<HostTensor> operands;
+    for (const std::string &in : step.inputs)
+      operands.push_back(in.empty() ? HostTensor() : globalView(in, d, missing));
+    HostTensor result;
+    if (step.mode == ComputeMode::Epilogue) {
+      HostTensor reduced = globalView(step.output, d, std::numeric_limits<double>::quiet_NaN());
+      result = evaluateExpression(plan_.fusion, graph_, *step.expr, operands, symbols_,
+                                  ExprPart::Epilogue, &reduced);
+    } else {
+      result = evaluateExpression(plan_.fusion, graph_, *step.expr, operands, symbols_,
+                                  step.mode == ComputeMode::Partial ? ExprPart::Partial
+                                                                    : ExprPart::Whole);
+    }
+    const auto &elements = map_->elements(out, d);
+    for (size_t o = 0; o < elements.size(); ++o)
+      (*target)[o] = elements[o] == kNoElement ? 0.0
+                                               : roundToDtype(result.data()[elements[o]], out.dtype);
+  }
+  if (out.kind == BufferKind::Tensor)
+    written_.insert(out.tensor);
+}
+
+void PlanRun::runCopy(const PlanStep &step) {
+  const PlanBuffer &in = buffer(step.inputs[0]);
+  const PlanBuffer &out = buffer(step.output);
+  for (int64_t d : step.devices) {
+    SimBuffer *target = storage(step.output, d);
+    SimBuffer *source = storage(step.inputs[0], d);
+    if (!target)
+      continue;
+    // Where each producer element sits in the input buffer.
+    std::unordered_map<int64_t, size_t> slotOf;
+    if (source) {
+      const auto &have = map_->elements(in, d);
+      for (size_t o = have.size(); o-- > 0;)
+        if (have[o] != kNoElement)
+          slotOf[have[o]] = o;
+    }
+    // What each output slot expects: a producer element.
+    std::vector<int64_t> expect = map_->elements(out, d);
+    if (out.kind == BufferKind::Tensor) {
+      SC_ASSERT(step.expr && step.operand, "the builder gives a copy into a tensor its edge");
+      for (int64_t &y : expect)
+        if (y != kNoElement)
+          y = map_->neededElement(*step.expr, *step.operand, y);
+    }
+    for (size_t o = 0; o < expect.size(); ++o) {
+      if (expect[o] == kNoElement)
+        continue;
+      auto it = slotOf.find(expect[o]);
+      if (it == slotOf.end())
+        throw StepFailure{"plan-error",
+                          "copy into \"" + out.name + "\" on device " + std::to_string(d) + ": " +
+                              tensorName(in.tensor) + " element " +
+                              std::to_string(expect[o]) + " is not in \"" + in.name +
+                              "\" on that device"};
+      (*target)[o] = (*source)[it->second];
+    }
+  }
+  if (out.kind == BufferKind::Tensor)
+    written_.insert(out.tensor);
+}
+
+void PlanRun::runAlias(const PlanStep &step) {
+  const PlanBuffer &out = buffer(step.output);
+  for (int64_t d : step.devices) {
+    auto in = storage_.find({step.inputs[0], d});
+    auto target = storage_.find({step.output, d});
+    if (target == storage_.end())
+      continue;
+    size_t needed = target->second->size();
+    size_t have = in == storage_.end() ? 0 : in->second->size();
+    if (needed != have)
+      throw StepFailure{"count-error", "alias " + step.inputs[0] + " -> " + step.output +
+                                           " on device " + std::to_string(d) + ": " +
+                                           step.output + " needs " + std::to_string(needed) +
+                                           " element(s) but " + step.inputs[0] + " holds " +
+                                           std::to_string(have)};
+    target->second = in->second; // The same storage: zero copies.
+  }
+  if (out.kind == BufferKind::Tensor)
+    written_.insert(out.tensor);
+}
+
+int64_t PlanRun::runCollective(const PlanStep &step) {
+  const PlanBuffer &inBuffer = buffer(step.inputs[0]);
+  const PlanBuffer &outBuffer = buffer(step.output);
+  int elementSize = std::max(1, dataTypeSize(outBuffer.dtype));
+  int64_t moved = 0;
+  for (const PlanTeam &team : step.teams) {
+    std::set<int64_t> devices(team.devices.begin(), team.devices.end());
+    if (team.root)
+      devices.insert(*team.root);
+    for (const auto &[src, dst] : team.pairs)
+      devices.insert({src, dst});
+    std::map<int64_t, const SimBuffer *> in;
+    std::map<int64_t, SimBuffer *> out;
+    for (int64_t d : devices) {
+      if (SimBuffer *s = storage(inBuffer.name, d))
+        in[d] = s;
+      if (SimBuffer *s = storage(outBuffer.name, d))
+        out[d] = s;
+    }
+    try {
+      if (step.collective == "AllToAllv") {
+        auto counts = map_->packCounts(inBuffer, team);
+        collectives_.runAllToAllv(team.devices, counts, in, out, inBuffer.name, outBuffer.name);
+        for (size_t s = 0; s < counts.size(); ++s)
+          for (size_t j = 0; j < counts.size(); ++j)
+            moved += s == j ? 0 : counts[s][j] * elementSize;
+        continue;
+      }
+      SimCollectiveCall call;
+      call.kind = *parseSimCollective(step.collective);
+      call.team = team.devices;
+      call.root = team.root;
+      call.pairs = team.pairs;
+      call.op = parseReduceOp(step.reduceOp);
+      call.inputName = inBuffer.name;
+      call.outputName = outBuffer.name;
+      collectives_.run(call, in, out);
+      moved += bytesMoved(call, in, out, elementSize);
+    } catch (const CollectiveError &e) {
+      throw StepFailure{"count-error", e.what()};
+    }
+  }
+  // Reductions combine in double; a device stores its dtype.
+  for (int64_t d : step.devices)
+    if (SimBuffer *s = storage(outBuffer.name, d))
+      for (double &v : *s)
+        v = roundToDtype(v, outBuffer.dtype);
+  if (outBuffer.kind == BufferKind::Tensor)
+    written_.insert(outBuffer.tensor);
+  return moved;
+}
+
+std::string describe(const Plan &plan, const PlanStep &s) {
+  std::string in = s.inputs.empty() ? std::string() : s.inputs[0];
+  switch (s.kind) {
+  case StepKind::Compute: {
+    const Expr &e = plan.fusion.exprs[*s.expr];
+    std::string operands;
+    for (size_t i = 0; i < s.inputs.size(); ++i)
+      operands += (i ? ", " : "") + (s.inputs[i].empty() ? e.inputs[i].scalar : s.inputs[i]);
+    std::string mode = s.mode == ComputeMode::Whole ? "" : std::string(" [") +
+                                                              computeModeName(s.mode) + "]";
+    return s.output + " = " + e.op + "(" + operands + ")" + mode;
+  }
+  case StepKind::Collective: {
+    std::string teams;
+    for (const PlanTeam &t : s.teams) {
+      if (!t.pairs.empty()) {
+        for (const auto &[src, dst] : t.pairs)
+          teams += " " + std::to_string(src) + "->" + std::to_string(dst);
+        continue;
+      }
+      teams += devicesStr(t.devices);
+      if (t.root)
+        teams += " root " + std::to_string(*t.root);
+    }
+    return s.collective + " " + in + " -> " + s.output + " over " + teams;
+  }
+  case StepKind::Alias:
+    return "alias " + in + " -> " + s.output;
+  case StepKind::Copy:
+    return "copy " + in + " -> " + s.output;
+  }
+  return "?";
+}
+
+void PlanRun::runStep(const PlanStep &step, StepReport &report) {
+  switch (step.kind) {
+  case StepKind::Compute:
+    runCompute(step);
+    break;
+  case StepKind::Copy:
+    runCopy(step);
+    break;
+  case StepKind::Alias:
+    runAlias(step);
+    break;
+  case StepKind::Collective:
+    report.bytesMoved = runCollective(step);
+    break;
+  }
+}
+
+void PlanRun::runSteps() {
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const PlanStep &step = plan_.steps[i];
+    StepReport r;
+    r.index = i;
+    r.kind = stepKindName(step.kind);
+    r.description = describe(plan_, step);
+    r.devices = step.devices;
+    r.verified = step.verified();
+    if (!report_.failure) {
+      auto start = std::chrono::steady_clock::now();
+      try {
+        runStep(step, r);
+        r.status = "ok";
+      } catch (const StepFailure &f) {
+        r.status = "failed";
+        report_.failure = RunFailure{i, f.kind, f.message};
+      }
+      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    report_.steps.push_back(r);
+  }
+}
+
+/// The number of terms summed into an element of `t`, along the longest
+/// chain of reductions that feeds it (widens float tolerances).
+int64_t reductionLength(const Fusion &f, TensorNum t, const Bindings &symbols,
+                        std::map<TensorNum, int64_t> &memo) {
+  if (auto it = memo.find(t); it != memo.end())
+    return it->second;
+  memo[t] = 1;
+  const Expr *e = f.producerExpr(t);
+  int64_t length = 1;
+  if (e) {
+    for (TensorNum in : e->tensorInputs())
+      length = std::max(length, reductionLength(f, in, symbols, memo));
+    if (isReductionOp(*e) && !e->tensorInputs().empty()) {
+      int64_t in = elementCount(referenceShape(f, e->tensorInputs()[0], symbols));
+      int64_t out = std::max<int64_t>(1, elementCount(referenceShape(f, t, symbols)));
+      int64_t own = e->kind == OpKind::Reduction
+                        ? std::max<int64_t>(1, in / out)
+                        : std::max<int64_t>(1, referenceShape(f, e->tensorInputs()[0], symbols)
+                                                   .back());
+      length *= own;
+    }
+  }
+  return memo[t] = length;
+}
+
+/// The tolerance of tensor `t`: its own dtype's, widened by the reduction
+/// length, and at least that of every computed tensor it is computed from
+/// (a float tensor cast from a bfloat16 result carries bfloat16's error).
+Tolerance tensorTolerance(const Fusion &f, TensorNum t, const Bindings &symbols,
+                          std::map<TensorNum, int64_t> &lengths,
+                          std::map<TensorNum, Tolerance> &memo) {
+  if (auto it = memo.find(t); it != memo.end())
+    return it->second;
+  Tolerance tol = toleranceFor(f.tensor(t).dtype, reductionLength(f, t, symbols, lengths));
+  memo[t] = tol;
+  if (const Expr *e = f.producerExpr(t))
+    for (TensorNum in : e->tensorInputs()) {
+      if (!f.producerExpr(in))
+        continue; // An input: the same rounded values on both sides.
+      Tolerance up = tensorTolerance(f, in, symbols, lengths, memo);
+      tol.rtol = std::max(tol.rtol, up.rtol);
+      tol.atol = std::max(tol.atol, up.atol);
+    }
+  return memo[t] = tol;
+}
+
+void PlanRun::validate() {
+  std::set<TensorNum> outputs(plan_.fusion.outputs.begin(), plan_.fusion.outputs.end());
+  std::map<TensorNum, int64_t> lengths;
+  std::map<TensorNum, Tolerance> tolerances;
+  for (TensorNum t : written_) {
+    const PlanBuffer *b = plan_.buffer(tensorName(t));
+    std::map<int64_t, std::vector<double>> buffers;
+    for (const PlanLocal &l : b->local)
+      if (SimBuffer *s = storage(b->name, l.device))
+        buffers[l.device] = *s;
+    Tolerance tol = tensorTolerance(plan_.fusion, t, symbols_, lengths, tolerances);
+    report_.tensors.push_back(TensorCheck{
+        compareWithReference(map_->layout(t), reference_.value(t), buffers, tensorName(t), tol),
+        outputs.count(t) ? "output" : "intermediate"});
+    report_.tensors.back().comparison.tensor = t;
+    report_.tensors.back().comparison.dtype = b->dtype;
+  }
+}
+
+RunReport PlanRun::run() {
+  report_.backend = collectives_.name();
+  report_.seed = options_.seed;
+  report_.verified = plan_.verified();
+  refuseUnverified();
+  bindSymbols();
+  report_.symbols = symbols_;
+  map_ = std::make_unique<BufferMap>(plan_, graph_, symbols_);
+  allocate();
+  distributeInputs();
+  runSteps();
+  if (!report_.failure)
+    validate();
+  return std::move(report_);
+}
+
+} // namespace
+
+RunReport runPlan(const Plan &plan, const RunOptions &options, Collectives &collectives) {
+  return PlanRun(plan, options, collectives).run();
+}
+
+} // namespace shardcheck

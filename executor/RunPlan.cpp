@@ -1,0 +1,293 @@
+// The run-plan driver; see RunPlan.h.
+#include "executor/RunPlan.h"
+
+#include "executor/Executor.h"
+#include "util/Version.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+namespace shardcheck {
+
+namespace {
+
+constexpr const char *kUsage = R"(usage: run-plan [options] PLAN
+
+Runs a plan written by check-sharding --emit-plan on simulated devices and
+compares every tensor it computes, on every device, with the unsharded
+reference evaluated in double precision.
+
+options:
+  --backend sim          where to run (default and, in this build, only: sim)
+  --seed N               seed of the pseudo-random inputs (default 1)
+  --bind NAME=VALUE      value of a symbolic extent (repeat for each symbol)
+  --report FILE          write a JSON report to FILE
+  --allow-unverified     run steps resting on refuted or unknown verdicts
+                         (to reproduce a refuted compiler lowering)
+  --quiet                print only failures and the result line
+  --help                 this text
+  --version              the version
+
+exit status: 0 everything matches the reference; 1 a mismatch, or a step
+failed while running; 2 unreadable or inconsistent plan, bad bindings or bad
+usage; 3 the plan rests on refuted or unknown verdicts (see
+--allow-unverified).
+)";
+
+struct Options {
+  std::string backend = "sim";
+  RunOptions run;
+  std::string reportFile;
+  bool quiet = false;
+  std::string plan;
+};
+
+std::optional<int64_t> parseInteger(const std::string &s, bool allowNegative) {
+  size_t start = allowNegative && !s.empty() && s[0] == '-' ? 1 : 0;
+  if (s.size() <= start || s.size() - start > 18 ||
+      s.find_first_not_of("0123456789", start) != std::string::npos)
+    return std::nullopt;
+  return std::stoll(s);
+}
+
+std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, std::ostream &out,
+                             std::ostream &err) {
+  auto bad = [&](const std::string &msg) {
+    err << "run-plan: error: " << msg << "\n(run run-plan --help for usage)\n";
+    return 2;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= args.size())
+        return std::nullopt;
+      return args[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      out << kUsage;
+      return 0;
+    }
+    if (a == "--version") {
+      out << "run-plan " << kShardcheckVersion << "\n";
+      return 0;
+    }
+    if (a == "--quiet") {
+      o.quiet = true;
+    } else if (a == "--allow-unverified") {
+      o.run.allowUnverified = true;
+    } else if (a == "--backend") {
+      auto v = value();
+      if (!v || (*v != "sim" && *v != "mpi" && *v != "nccl"))
+        return bad("--backend takes 'sim', 'mpi' or 'nccl'");
+      if (*v != "sim")
+        return bad("the " + *v + " backend is not built into this run-plan");
+      o.backend = *v;
+    } else if (a == "--seed") {
+      auto v = value();
+      auto n = v ? parseInteger(*v, false) : std::nullopt;
+      if (!n)
+        return bad("--seed takes a non-negative integer");
+      o.run.seed = static_cast<uint64_t>(*n);
+    } else if (a == "--bind") {
+      auto v = value();
+      auto eq = v ? v->find('=') : std::string::npos;
+      auto n = eq != std::string::npos ? parseInteger(v->substr(eq + 1), true) : std::nullopt;
+      if (!n || eq == 0)
+        return bad("--bind takes NAME=VALUE with an integer VALUE, e.g. --bind i0=128");
+      std::string name = v->substr(0, eq);
+      if (o.run.symbols.count(name))
+        return bad("--bind " + name + " is given twice");
+      o.run.symbols[name] = *n;
+    } else if (a == "--report") {
+      auto v = value();
+      if (!v || v->empty())
+        return bad("--report takes a file name");
+      o.reportFile = *v;
+    } else if (a.size() > 1 && a[0] == '-') {
+      return bad("unknown option '" + a + "'");
+    } else if (!o.plan.empty()) {
+      return bad("one plan at a time (got '" + o.plan + "' and '" + a + "')");
+    } else {
+      o.plan = a;
+    }
+  }
+  if (o.plan.empty())
+    return bad("no plan file");
+  return std::nullopt;
+}
+
+std::string devicesStr(const std::vector<int64_t> &v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? " " : "") + std::to_string(v[i]);
+  return s;
+}
+
+std::string formatNumber(double v) {
+  std::ostringstream os;
+  os << std::setprecision(3) << v;
+  return os.str();
+}
+
+void printSteps(std::ostream &out, const RunReport &r) {
+  out << std::left << std::setw(5) << "step" << std::setw(11) << "kind" << std::setw(52) << "what"
+      << std::setw(18) << "devices" << std::right << std::setw(12) << "bytes" << std::setw(12)
+      << "time" << "  status\n";
+  for (const StepReport &s : r.steps) {
+    std::string what = s.description + (s.verified ? "" : " [unverified]");
+    std::string time = s.status == "not run" ? "-" : formatNumber(s.seconds * 1e3) + " ms";
+    out << std::left << std::setw(5) << s.index << std::setw(11) << s.kind << std::setw(52)
+        << what << std::setw(18) << devicesStr(s.devices) << std::right << std::setw(12)
+        << (s.kind == "collective" || s.kind == "alias" ? std::to_string(s.bytesMoved) : "-")
+        << std::setw(12) << time << "  " << s.status << "\n";
+  }
+}
+
+std::string mismatchStr(const Mismatch &m, const std::string &name) {
+  std::string index;
+  for (size_t i = 0; i < m.index.size(); ++i)
+    index += (i ? ", " : "") + std::to_string(m.index[i]);
+  return "device " + std::to_string(m.device) + " slot " + std::to_string(m.slot) + " holds " +
+         formatNumber(m.got) + " for " + name + "[" + index + "], expected " +
+         formatNumber(m.expected);
+}
+
+void printTensors(std::ostream &out, const RunReport &r, bool quiet) {
+  for (const TensorCheck &t : r.tensors) {
+    const OutputComparison &c = t.comparison;
+    if (quiet && c.matches())
+      continue;
+    out << c.name << " (" << t.role << ", "
+        << (c.dtype == DataType::Unknown ? "unknown" : dataTypeName(c.dtype)) << "): "
+        << (c.matches() ? "match" : "MISMATCH") << ", " << c.compared << " slot(s) compared, "
+        << c.mismatched << " outside rtol " << formatNumber(c.tolerance.rtol) << " atol "
+        << formatNumber(c.tolerance.atol) << ", max abs error " << formatNumber(c.maxAbsError)
+        << ", max rel error " << formatNumber(c.maxRelError) << "\n";
+    if (c.firstMismatch)
+      out << "  first mismatch: " << mismatchStr(*c.firstMismatch, c.name) << "\n";
+  }
+}
+
+nlohmann::json reportJson(const Options &o, const RunReport &r) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepReport &s : r.steps)
+    steps.push_back({{"index", s.index},
+                     {"kind", s.kind},
+                     {"description", s.description},
+                     {"devices", s.devices},
+                     {"bytes_moved", s.bytesMoved},
+                     {"seconds", s.seconds},
+                     {"verified", s.verified},
+                     {"status", s.status}});
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const TensorCheck &t : r.tensors) {
+    const OutputComparison &c = t.comparison;
+    nlohmann::json j = {{"tensor", c.name},
+                        {"role", t.role},
+                        {"dtype", c.dtype == DataType::Unknown ? "unknown" : dataTypeName(c.dtype)},
+                        {"compared", c.compared},
+                        {"mismatched", c.mismatched},
+                        {"max_abs_error", c.maxAbsError},
+                        {"max_rel_error", c.maxRelError},
+                        {"rtol", c.tolerance.rtol},
+                        {"atol", c.tolerance.atol},
+                        {"matches", c.matches()}};
+    if (c.firstMismatch)
+      j["first_mismatch"] = {{"device", c.firstMismatch->device},
+                             {"slot", c.firstMismatch->slot},
+                             {"index", c.firstMismatch->index},
+                             {"got", c.firstMismatch->got},
+                             {"expected", c.firstMismatch->expected}};
+    tensors.push_back(j);
+  }
+  nlohmann::json failure = nullptr;
+  if (r.failure)
+    failure = {{"step", r.failure->step},
+               {"kind", r.failure->kind},
+               {"message", r.failure->message}};
+  return {{"tool", "run-plan"},
+          {"version", kShardcheckVersion},
+          {"plan", o.plan},
+          {"backend", r.backend},
+          {"seed", r.seed},
+          {"bindings", r.symbols},
+          {"verified", r.verified},
+          {"steps", steps},
+          {"tensors", tensors},
+          {"failure", failure},
+          {"outcome", r.outcome()},
+          {"exit_status", r.matches() ? 0 : 1}};
+}
+
+std::string outcomeLine(const RunReport &r) {
+  if (r.failure) {
+    std::string what = r.failure->kind == "count-error"
+                           ? "a collective's buffers do not have the element counts it "
+                             "requires; a real run fails here"
+                           : "the plan reads data a device does not have";
+    return "result: FAILED at step " + std::to_string(r.failure->step) + " (" + r.failure->kind +
+           ": " + what + ")";
+  }
+  size_t wrong = 0;
+  for (const TensorCheck &t : r.tensors)
+    wrong += !t.comparison.matches();
+  if (wrong)
+    return "result: WRONG VALUES: every step ran, " + std::to_string(wrong) + " of " +
+           std::to_string(r.tensors.size()) + " tensor(s) differ from the reference";
+  return "result: match: " + std::to_string(r.tensors.size()) +
+         " tensor(s) equal the reference on every device";
+}
+
+} // namespace
+
+int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ostream &err) {
+  Options o;
+  if (auto status = parseArgs(args, o, out, err))
+    return *status;
+  RunReport report;
+  try {
+    std::ifstream in(o.plan, std::ios::binary);
+    if (!in)
+      throwInputError("unreadable", "cannot read the plan file", SourceLoc{o.plan, 0, 0});
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Plan plan = planFromJsonText(text, o.plan);
+    SimCollectives sim;
+    report = runPlan(plan, o.run, sim);
+  } catch (const InputError &e) {
+    printDiagnostic(err, e.diagnostic());
+    return 2;
+  } catch (const PlanRefused &e) {
+    err << o.plan << ": error: plan refused: " << e.what() << "\n";
+    return 3;
+  }
+  if (!o.quiet)
+    printSteps(out, report);
+  if (report.failure)
+    err << o.plan << ": error: step " << report.failure->step << " failed: "
+        << report.failure->message << "\n";
+  printTensors(out, report, o.quiet);
+  out << outcomeLine(report) << "\n";
+  if (!o.reportFile.empty()) {
+    std::ofstream rf(o.reportFile, std::ios::binary);
+    rf << reportJson(o, report).dump(2) << "\n";
+    rf.close();
+    if (!rf) {
+      err << "run-plan: error: cannot write the report to " << o.reportFile << "\n";
+      return 2;
+    }
+  }
+  return report.matches() ? 0 : 1;
+}
+
+int runPlanMain(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return runRunPlan(args, std::cout, std::cerr);
+}
+
+} // namespace shardcheck

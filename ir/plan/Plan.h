@@ -1,0 +1,189 @@
+// The plan: what check-sharding proved, as steps an executor runs.
+//
+// A Plan is self-contained (DESIGN section 4): it embeds the one fusion it
+// was built from (as shardcheck JSON IR, so every tensor's global shape,
+// dtype, mesh and sharding travel with it), the buffers each device
+// allocates with their local shapes, and the steps in order: local compute,
+// collectives with their teams, roots and counts, aliases (buffer reuse) and
+// local copies. Every step names the verdicts it rests on, with the checker
+// version and a hash of the input, so a plan built on an unproved claim is
+// visible as such and refused unless the user insists.
+//
+// The format on disk is specified in docs/plan-format.md (format
+// "shardcheck-plan", version 1); ir/plan/PlanJson.cpp reads and writes it and
+// validates a plan's internal consistency (every name defined, every count
+// equal to its buffer's size, teams within the meshes, ...). Whether a plan
+// is *correct* is not this file's business: the checker proves it, the
+// executor runs it and compares with the reference.
+#pragma once
+
+#include "ir/Extent.h"
+#include "ir/Fusion.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardcheck {
+
+constexpr const char *kPlanFormat = "shardcheck-plan";
+constexpr int kPlanVersion = 1;
+
+/// How sure the checker is of a step's claim.
+enum class PlanStatus { Proved, Refuted, Unknown };
+const char *planStatusName(PlanStatus s);
+
+/// One verdict a step rests on: an edge and the claim made about it.
+struct PlanVerdict {
+  std::string edge;  ///< `T1 -> T3`.
+  size_t expr = 0;   ///< Index into the fusion's exprs.
+  std::string claim; ///< `none`, `alias`, `Allgather over team (0 1)`.
+  PlanStatus status = PlanStatus::Unknown;
+  std::string source; ///< `checker`, or the compiler's choice's origin.
+  std::string detail; ///< Counterexample or reason, when not proved.
+  std::string checkerVersion;
+  std::string inputSha256;
+};
+
+/// One team of a collective, in rank order.
+struct PlanTeam {
+  std::vector<int64_t> devices;
+  std::optional<int64_t> root;
+  std::vector<std::pair<int64_t, int64_t>> pairs; ///< SendRecv (src, dst).
+};
+
+/// What the slots of a buffer hold (docs/plan-format.md, "Buffers").
+enum class BufferKind {
+  Tensor,   ///< A fusion tensor's local buffer.
+  View,     ///< Producer elements laid out as the consumer's buffer.
+  Gathered, ///< Allgather+permute temporary: member i's buffer as chunk i.
+  Packed,   ///< AllToAll+permute send buffer, packed by destination.
+  Unpacked, ///< AllToAll+permute receive buffer, by source.
+  Partial,  ///< Reduction partials laid out for a reduction collective.
+};
+const char *bufferKindName(BufferKind k);
+
+/// A buffer's shape on one device.
+struct PlanLocal {
+  int64_t device = 0;
+  std::vector<Extent> shape;
+};
+
+struct PlanBuffer {
+  std::string name;
+  BufferKind kind = BufferKind::Tensor;
+  /// Whose elements the slots hold: the tensor itself, the producer of a
+  /// View/Gathered/Packed/Unpacked buffer, the consumer of a Partial one.
+  TensorNum tensor = 0;
+  DataType dtype = DataType::Unknown;
+  /// View, Packed, Unpacked, Partial: the consumer and the edge (expr and
+  /// operand) whose layout they follow.
+  std::optional<TensorNum> consumer;
+  std::optional<size_t> expr, operand;
+  /// Gathered, Packed, Unpacked, Partial: the teams of the collective.
+  std::vector<PlanTeam> teams;
+  /// Partial: Allreduce, Reduce or ReduceScatter.
+  std::string collective;
+  std::vector<PlanLocal> local;
+};
+
+enum class StepKind { Compute, Collective, Alias, Copy };
+const char *stepKindName(StepKind k);
+
+/// Which part of an expression a compute step evaluates.
+enum class ComputeMode {
+  Whole,    ///< The whole op on the elements the device holds.
+  Partial,  ///< A reduction's local part over held elements (identity elsewhere).
+  Epilogue, ///< What follows the reduction (a linear's bias, a non-identity init).
+};
+const char *computeModeName(ComputeMode m);
+
+/// Buffer counts of one device in a collective.
+struct PlanCount {
+  int64_t device = 0;
+  std::optional<Extent> in, out; ///< Absent for a device that only sends or receives.
+};
+
+struct PlanStep {
+  StepKind kind = StepKind::Compute;
+  /// The devices that act in this step; others skip it.
+  std::vector<int64_t> devices;
+  /// Compute: the expression and its operands' buffers ("" for a scalar
+  /// operand). Copy/Alias/Collective: `inputs` has one buffer.
+  std::optional<size_t> expr;
+  ComputeMode mode = ComputeMode::Whole;
+  std::vector<std::string> inputs;
+  std::string output;
+  /// Collective: its name (DESIGN section 3), teams, reduction operator
+  /// (`sum`, `prod`, `max`, `min`; reductions only) and per-device counts.
+  std::string collective;
+  std::vector<PlanTeam> teams;
+  std::string reduceOp;
+  std::vector<PlanCount> counts;
+  /// Copy: the edge whose consumer-side expectation the output follows,
+  /// when the output is the consumer tensor's own buffer.
+  std::optional<size_t> operand;
+  std::vector<PlanVerdict> restsOn;
+
+  /// A step is verified when every verdict it rests on is proved.
+  bool verified() const;
+};
+
+/// A constraint on symbol values the proofs assume (`i0 % 2 == 0`).
+struct PlanConstraint {
+  enum class Kind { Divisible, Equal, Positive };
+  Kind kind = Kind::Positive;
+  Extent lhs, rhs; ///< Divisible: lhs % rhs == 0; Equal: lhs == rhs; Positive: lhs >= 1.
+  std::string text;
+};
+
+/// Summary of one fusion tensor (informational; the fusion is authoritative).
+struct PlanTensor {
+  TensorNum tensor = 0;
+  std::string role; ///< `input`, `output`, `intermediate`.
+  std::vector<Extent> shape;
+  std::string sharding; ///< The printed tensor line.
+};
+
+struct Plan {
+  int version = kPlanVersion;
+  std::string checkerVersion;
+  std::string inputFile;
+  std::string inputSha256;
+  size_t fusionIndex = 0;
+  std::string lowerings; ///< `checker` or `compiler`.
+  /// Devices holding tensors without a mesh.
+  std::vector<int64_t> devices;
+  std::vector<PlanConstraint> constraints;
+  Fusion fusion;
+  std::vector<PlanTensor> tensors;
+  std::vector<PlanBuffer> buffers;
+  std::vector<PlanStep> steps;
+
+  /// The buffer called `name`, or null.
+  const PlanBuffer *buffer(const std::string &name) const;
+  /// Whether every step is verified.
+  bool verified() const;
+};
+
+/// The plan as JSON text (docs/plan-format.md).
+std::string planToJsonText(const Plan &plan);
+
+/// Reads and validates a plan. `file` names it in locations. Malformed
+/// JSON, a wrong format or version, and any inconsistency (an undefined
+/// buffer, a count that is not its buffer's size, a team device outside
+/// the plan, a step reading a buffer nothing wrote) are InputErrors.
+Plan planFromJsonText(const std::string &text, const std::string &file);
+
+/// The element count of a local shape: the product of its extents, constant
+/// factors folded and factors of 1 left out (`( ceilDiv(i0, 2) * 4 )`). The
+/// plan writer and the loader's count check both use it, so equal shapes give
+/// equal spellings.
+Extent localCount(const std::vector<Extent> &shape);
+
+/// The symbols a plan's extents mention, sorted.
+std::vector<std::string> planSymbols(const Plan &plan);
+
+} // namespace shardcheck

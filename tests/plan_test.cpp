@@ -1,0 +1,452 @@
+// Plans end to end: building from checked fusions, the JSON round trip, the
+// loader's consistency checks, run-plan's exit statuses and report, the
+// seed's fusions (the checker's plan runs with no communication; nvFuser's
+// refuted Allgather and Scatter fail with an element-count error), and
+// mutated plans (every mutant is either run or rejected with a located
+// error, never a crash).
+//
+// The corpus-wide runs (every provable fusion, several device counts) are in
+// plan_corpus_test.cpp.
+#include "checker/Checker.h"
+#include "checker/Driver.h"
+#include "checker/PlanBuilder.h"
+#include "executor/Executor.h"
+#include "executor/RunPlan.h"
+#include "ir/reader/DumpReader.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace shardcheck {
+namespace {
+
+std::string corpusPath(const std::string &name) {
+  return std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/" + name;
+}
+
+std::string readText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// The plan of fusion `index` of a corpus file.
+Plan planOf(const std::string &file, PlanRequest::Lowerings lowerings =
+                                         PlanRequest::Lowerings::Checker,
+            size_t index = 0) {
+  Document doc = readDocumentFile(corpusPath(file));
+  const Fusion &fusion = doc.fusions.at(index);
+  DiagnosticEngine diags;
+  auto graph = FusionGraph::build(fusion, diags);
+  EXPECT_TRUE(graph.has_value());
+  Checker checker(CheckOptions{});
+  auto verdicts = checker.checkFusion(fusion, *graph);
+  PlanRequest request;
+  request.lowerings = lowerings;
+  request.inputFile = doc.file;
+  request.inputText = readText(doc.file);
+  request.fusionIndex = index;
+  return buildPlan(fusion, *graph, verdicts, request);
+}
+
+RunReport runSim(const Plan &plan, bool allowUnverified = false, Bindings symbols = {}) {
+  SimCollectives sim;
+  RunOptions options;
+  options.allowUnverified = allowUnverified;
+  options.symbols = std::move(symbols);
+  return runPlan(plan, options, sim);
+}
+
+std::filesystem::path tempDir() {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("shardcheck_plan_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string writeTemp(const std::string &name, const std::string &text) {
+  auto path = tempDir() / name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
+}
+
+// ------------------------------------------------------------ the seed
+
+TEST(PlanSeed, CheckerPlansAliasAndMatch) {
+  for (const char *file : {"seed_repro1_after_resharding.txt", "seed_repro2_after_resharding.txt",
+                           "seed_repro1_hostir_allgather.txt", "seed_repro2_hostir_scatter.txt"}) {
+    SCOPED_TRACE(file);
+    Plan plan = planOf(file);
+    ASSERT_TRUE(plan.verified());
+    RunReport r = runSim(plan);
+    EXPECT_TRUE(r.matches()) << r.outcome();
+    int64_t moved = 0;
+    for (const StepReport &s : r.steps) {
+      EXPECT_NE(s.kind, "collective") << s.description;
+      moved += s.bytesMoved;
+    }
+    EXPECT_EQ(moved, 0);
+  }
+}
+
+TEST(PlanSeed, AliasReusesTheProducersBuffer) {
+  Plan plan = planOf("seed_repro1_after_resharding.txt");
+  ASSERT_EQ(plan.steps.at(0).kind, StepKind::Alias);
+  EXPECT_EQ(plan.steps[0].inputs, std::vector<std::string>{"T1"});
+  EXPECT_EQ(plan.steps[0].output, "T3");
+  EXPECT_EQ(plan.steps[0].restsOn.at(0).claim, "alias");
+  EXPECT_EQ(plan.steps[0].restsOn.at(0).status, PlanStatus::Proved);
+}
+
+TEST(PlanSeed, NvFusersAllgatherIsRefusedThenFailsWithACountError) {
+  Plan plan = planOf("seed_repro1_after_resharding.txt", PlanRequest::Lowerings::Compiler);
+  EXPECT_FALSE(plan.verified());
+  EXPECT_THROW(runSim(plan), PlanRefused);
+  RunReport r = runSim(plan, /*allowUnverified=*/true);
+  ASSERT_TRUE(r.failure.has_value());
+  EXPECT_EQ(r.failure->kind, "count-error");
+  EXPECT_EQ(r.failure->step, 0u);
+  EXPECT_NE(r.failure->message.find("Allgather over team (0 1)"), std::string::npos);
+  EXPECT_NE(r.failure->message.find("all buffers must have the same number of elements"),
+            std::string::npos)
+      << r.failure->message;
+  EXPECT_EQ(r.outcome(), "count-error");
+  EXPECT_EQ(r.steps.at(1).status, "not run");
+}
+
+TEST(PlanSeed, NvFusersScatterFailsWithACountError) {
+  for (const char *file : {"seed_repro2_after_resharding.txt", "seed_repro2_hostir_scatter.txt"}) {
+    SCOPED_TRACE(file);
+    Plan plan = planOf(file, PlanRequest::Lowerings::Compiler);
+    RunReport r = runSim(plan, true);
+    ASSERT_TRUE(r.failure.has_value());
+    EXPECT_EQ(r.failure->kind, "count-error");
+    EXPECT_NE(r.failure->message.find("Scatter"), std::string::npos) << r.failure->message;
+  }
+}
+
+// ------------------------------------------------------------ plan content
+
+TEST(PlanBuild, RecordsVersionHashAndVerdicts) {
+  Plan plan = planOf("rule_allgather_1d_logical.txt");
+  EXPECT_EQ(plan.checkerVersion, "0.1.0");
+  EXPECT_EQ(plan.inputSha256.size(), 64u);
+  EXPECT_EQ(plan.lowerings, "checker");
+  bool sawAllgather = false;
+  for (const PlanStep &s : plan.steps) {
+    ASSERT_FALSE(s.restsOn.empty());
+    for (const PlanVerdict &v : s.restsOn) {
+      EXPECT_EQ(v.inputSha256, plan.inputSha256);
+      EXPECT_EQ(v.checkerVersion, "0.1.0");
+    }
+    if (s.kind == StepKind::Collective) {
+      sawAllgather = true;
+      EXPECT_EQ(s.collective, "Allgather");
+      EXPECT_FALSE(s.counts.empty());
+    }
+  }
+  EXPECT_TRUE(sawAllgather);
+}
+
+TEST(PlanBuild, ReductionIsPartialCollectiveAndEpilogue) {
+  Plan plan = planOf("op_linear_megatron_mlp.txt");
+  std::vector<std::string> kinds;
+  for (const PlanStep &s : plan.steps)
+    kinds.push_back(s.kind == StepKind::Compute ? computeModeName(s.mode)
+                                                : s.kind == StepKind::Collective ? s.collective
+                                                                                 : "other");
+  // linear, cast, relu, cast, then the row-parallel linear: partial + Allreduce.
+  std::vector<std::string> expected = {"whole", "whole", "whole", "whole", "partial", "Allreduce"};
+  EXPECT_EQ(kinds, expected);
+  EXPECT_EQ(plan.steps[5].reduceOp, "sum");
+  EXPECT_TRUE(runSim(plan).matches());
+}
+
+TEST(PlanBuild, UnsupportedEdgeIsAPlanError) {
+  EXPECT_THROW(planOf("uneven_sharding_extent7.txt"), PlanError);
+  EXPECT_THROW(planOf("mesh2d_issue6001_two_did_changes.txt"), PlanError);
+}
+
+// ------------------------------------------------------------ JSON
+
+TEST(PlanJson, RoundTripIsExact) {
+  for (const char *file : {"rule_alltoall_binary_op_needs_permute.txt",
+                           "op_linear_sequence_parallel_reducescatter.txt",
+                           "rule_allgather_1d_loopsplit_symbolic.txt", "mesh2d_stage_handoffs.txt"}) {
+    SCOPED_TRACE(file);
+    std::string text = planToJsonText(planOf(file));
+    Plan back = planFromJsonText(text, "x.json");
+    EXPECT_EQ(planToJsonText(back), text);
+  }
+}
+
+/// A valid plan's JSON, to break in the tests below.
+nlohmann::json validPlanJson() {
+  return nlohmann::json::parse(planToJsonText(planOf("rule_allgather_1d_logical.txt")));
+}
+
+std::string loadError(const std::string &text) {
+  try {
+    planFromJsonText(text, "bad.json");
+  } catch (const InputError &e) {
+    std::ostringstream os;
+    printDiagnostic(os, e.diagnostic());
+    return os.str();
+  }
+  return "";
+}
+
+TEST(PlanJson, MalformedJsonIsLocated) {
+  std::string text = planToJsonText(planOf("rule_allgather_1d_logical.txt"));
+  std::string error = loadError(text.substr(0, text.size() / 2));
+  EXPECT_NE(error.find("bad.json:"), std::string::npos) << error;
+  EXPECT_NE(error.find("malformed plan JSON"), std::string::npos) << error;
+}
+
+TEST(PlanJson, InconsistenciesAreLocatedErrors) {
+  struct Case {
+    std::string what;
+    std::function<void(nlohmann::json &)> breakIt;
+    std::string expect;
+  };
+  std::vector<Case> cases = {
+      {"format", [](auto &j) { j["format"] = "other"; }, "not a shardcheck plan"},
+      {"version", [](auto &j) { j["version"] = 99; }, "unsupported plan version 99"},
+      {"unknown field", [](auto &j) { j["extra"] = 1; }, "unknown field \"extra\""},
+      {"undefined buffer", [](auto &j) { j["steps"][0]["inputs"][0] = "T99x"; },
+       "no buffer is called \"T99x\""},
+      {"count", [](auto &j) { j["steps"][0]["counts"][0]["out"] = 7; }, "is not the size of buffer"},
+      {"team device", [](auto &j) { j["steps"][0]["teams"][0]["devices"][0] = 42; },
+       "team device 42 is not a device of the plan"},
+      {"step device", [](auto &j) { j["steps"][0]["devices"][0] = 42; },
+       "device 42 is not a device of the plan"},
+      {"status", [](auto &j) { j["steps"][0]["rests_on"][0]["status"] = "maybe"; },
+       "\"maybe\" is not one of"},
+      {"missing steps", [](auto &j) { j.erase("steps"); }, "missing field \"steps\""},
+      {"tensor name", [](auto &j) { j["buffers"][0]["tensor"] = "X1"; }, "expected a tensor name"},
+      {"no such tensor", [](auto &j) { j["buffers"][0]["tensor"] = "T77"; }, "has no tensor T77"},
+      {"duplicate buffer", [](auto &j) { j["buffers"].push_back(j["buffers"][0]); },
+       "two buffers are called"},
+      {"read before write",
+       [](auto &j) {
+         auto steps = j["steps"];
+         std::reverse(steps.begin(), steps.end());
+         j["steps"] = steps;
+       },
+       "is read before any step writes it"},
+      {"no output written", [](auto &j) { j["steps"] = nlohmann::json::array(); },
+       "no step writes the fusion output"},
+      {"embedded fusion", [](auto &j) { j["fusion"]["fusions"] = nlohmann::json::array(); },
+       "a plan embeds exactly one fusion"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.what);
+    nlohmann::json j = validPlanJson();
+    c.breakIt(j);
+    std::string error = loadError(j.dump(1));
+    EXPECT_NE(error.find(c.expect), std::string::npos) << error;
+    EXPECT_NE(error.find("bad.json:"), std::string::npos) << error;
+  }
+}
+
+TEST(PlanRun, LocalShapeThatContradictsTheLayoutIsAnInputError) {
+  nlohmann::json j = validPlanJson();
+  for (auto &b : j["buffers"])
+    if (b["name"] == "T2") // Written by a compute step, so no count mentions it.
+      b["local"][0]["shape"] = nlohmann::json::array({5});
+  Plan plan = planFromJsonText(j.dump(), "bad.json");
+  try {
+    runSim(plan);
+    FAIL() << "expected an InputError";
+  } catch (const InputError &e) {
+    EXPECT_NE(e.diagnostic().message.find("the plan gives it 5 slot(s)"), std::string::npos)
+        << e.diagnostic().message;
+  }
+}
+
+TEST(PlanRun, SymbolsMustBeBoundAndSatisfyTheConstraints) {
+  Plan plan = planOf("rule_allgather_1d_loopsplit_symbolic.txt");
+  ASSERT_FALSE(plan.constraints.empty());
+  EXPECT_THROW(runSim(plan), InputError); // Unbound.
+  std::vector<std::string> symbols = planSymbols(plan);
+  ASSERT_EQ(symbols, (std::vector<std::string>{"i0", "i1"}));
+  try {
+    runSim(plan, false, {{"i0", 7}, {"i1", 3}});
+    FAIL() << "expected a constraint violation";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.diagnostic().code, "constraint-violated");
+    EXPECT_NE(e.diagnostic().message.find("i0 % 2 == 0"), std::string::npos)
+        << e.diagnostic().message;
+  }
+  EXPECT_TRUE(runSim(plan, false, {{"i0", 12}, {"i1", 5}}).matches());
+}
+
+// ------------------------------------------------------------ the CLI
+
+struct CliResult {
+  int status;
+  std::string out, err;
+};
+
+CliResult runCli(const std::vector<std::string> &args) {
+  std::ostringstream out, err;
+  int status = runRunPlan(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+TEST(RunPlanCli, ExitStatusesAndReport) {
+  std::string good = writeTemp("good.json", planToJsonText(planOf("rule_allgather_1d_logical.txt")));
+  std::string refuted = writeTemp(
+      "refuted.json", planToJsonText(planOf("seed_repro1_after_resharding.txt",
+                                            PlanRequest::Lowerings::Compiler)));
+  std::string report = (tempDir() / "report.json").string();
+
+  CliResult ok = runCli({"--seed", "7", "--report", report, good});
+  EXPECT_EQ(ok.status, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("result: match"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("Allgather T0 -> T1 over (0 1)"), std::string::npos) << ok.out;
+  nlohmann::json r = nlohmann::json::parse(readText(report));
+  EXPECT_EQ(r["outcome"], "match");
+  EXPECT_EQ(r["seed"], 7);
+  EXPECT_EQ(r["exit_status"], 0);
+
+  CliResult refused = runCli({refuted});
+  EXPECT_EQ(refused.status, 3) << refused.err;
+  EXPECT_NE(refused.err.find("--allow-unverified"), std::string::npos) << refused.err;
+
+  CliResult failed = runCli({"--allow-unverified", "--report", report, refuted});
+  EXPECT_EQ(failed.status, 1);
+  EXPECT_NE(failed.err.find("all buffers must have the same number of elements"),
+            std::string::npos)
+      << failed.err;
+  EXPECT_NE(failed.out.find("FAILED at step 0 (count-error"), std::string::npos) << failed.out;
+  EXPECT_EQ(nlohmann::json::parse(readText(report))["outcome"], "count-error");
+
+  EXPECT_EQ(runCli({"--bind", "i0", good}).status, 2);
+  EXPECT_EQ(runCli({"--seed", "-1", good}).status, 2);
+  EXPECT_EQ(runCli({"--frobnicate", good}).status, 2);
+  EXPECT_EQ(runCli({}).status, 2);
+  EXPECT_EQ(runCli({good, good}).status, 2);
+  EXPECT_EQ(runCli({(tempDir() / "missing.json").string()}).status, 2);
+  CliResult malformed = runCli({writeTemp("malformed.json", "{\"format\": ")});
+  EXPECT_EQ(malformed.status, 2);
+  EXPECT_NE(malformed.err.find("malformed.json:1:"), std::string::npos) << malformed.err;
+  EXPECT_EQ(runCli({"--help"}).status, 0);
+}
+
+TEST(RunPlanCli, WrongValuesAreExitStatusOne) {
+  // Break the plan: the Allgather's team order reversed delivers the chunks
+  // in the wrong order. The counts still fit, so every step runs.
+  nlohmann::json j =
+      nlohmann::json::parse(planToJsonText(planOf("rule_allgather_1d_logical.txt")));
+  for (auto &s : j["steps"])
+    if (s["kind"] == "collective")
+      s["teams"][0]["devices"] = nlohmann::json::array({1, 0});
+  CliResult r = runCli({writeTemp("swapped.json", j.dump())});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("WRONG VALUES"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("first mismatch: device 0"), std::string::npos) << r.out;
+}
+
+TEST(CheckShardingCli, EmitPlanWritesALoadablePlan) {
+  std::string path = (tempDir() / "emitted.json").string();
+  std::ostringstream out, err;
+  int status = runCheckSharding(
+      {"--quiet", "--emit-plan", path, corpusPath("rule_allgather_1d_logical.txt")}, out, err);
+  EXPECT_EQ(status, 0) << out.str() << err.str();
+  Plan plan = planFromJsonText(readText(path), path);
+  EXPECT_TRUE(plan.verified());
+  EXPECT_TRUE(runSim(plan).matches());
+  // Two files, or a fusion index past the end, are usage errors.
+  std::ostringstream o2, e2;
+  EXPECT_EQ(runCheckSharding({"--emit-plan", path, corpusPath("rule_allgather_1d_logical.txt"),
+                              corpusPath("rule_allgather_1d_logical.txt")},
+                             o2, e2),
+            2);
+  std::ostringstream o3, e3;
+  EXPECT_EQ(runCheckSharding({"--emit-plan", path, "--fusion", "5",
+                              corpusPath("rule_allgather_1d_logical.txt")},
+                             o3, e3),
+            2);
+  // An unplannable fusion is a finding, and no file is written.
+  std::string none = (tempDir() / "none.json").string();
+  std::ostringstream o4, e4;
+  EXPECT_EQ(runCheckSharding({"--emit-plan", none, corpusPath("uneven_sharding_extent7.txt")}, o4,
+                             e4),
+            1);
+  EXPECT_FALSE(std::filesystem::exists(none));
+  EXPECT_NE(o4.str().find("no plan written"), std::string::npos) << o4.str();
+}
+
+// ------------------------------------------------------------ mutants
+
+/// A seeded structural mutation of a JSON value: replace, delete or
+/// duplicate something somewhere.
+void mutate(nlohmann::json &j, std::mt19937_64 &rng, int depth = 0) {
+  std::uniform_int_distribution<int> pick(0, 99);
+  if (j.is_structured() && !j.empty() && (depth < 2 || pick(rng) < 75)) {
+    std::uniform_int_distribution<size_t> index(0, j.size() - 1);
+    auto it = j.begin();
+    std::advance(it, index(rng));
+    if (pick(rng) < 12) {
+      if (j.is_object())
+        j.erase(it.key());
+      else
+        j.erase(j.begin() + static_cast<long>(index(rng) % j.size()));
+      return;
+    }
+    if (pick(rng) < 8 && j.is_array()) {
+      j.push_back(*it);
+      return;
+    }
+    mutate(*it, rng, depth + 1);
+    return;
+  }
+  static const std::vector<nlohmann::json> replacements = {
+      nullptr, 0, 1, -1, 2, 3, 1000000, "T1", "T0", "x", "", "Allgather", "alias", "compute",
+      "partial", nlohmann::json::array(), nlohmann::json::object(), true, 0.5, "proved",
+      nlohmann::json::array({0, 1}), nlohmann::json::array({1, 0}), "T1@T2", "sum"};
+  j = replacements[std::uniform_int_distribution<size_t>(0, replacements.size() - 1)(rng)];
+}
+
+TEST(PlanMutants, EveryMutantRunsOrIsRejectedWithALocatedError) {
+  const char *getenvCount = std::getenv("SHARDCHECK_PLAN_MUTANTS");
+  int mutants = getenvCount ? std::atoi(getenvCount) : 1500;
+  std::vector<nlohmann::json> bases;
+  for (const char *file :
+       {"rule_allgather_1d_logical.txt", "rule_alltoall_binary_op_needs_permute.txt",
+        "op_linear_megatron_mlp.txt", "rule_reducescatter_1d.txt", "mesh2d_stage_handoffs.txt",
+        "seed_repro1_after_resharding.txt", "alloc_gathered_axis_inner_hostir.txt"})
+    bases.push_back(nlohmann::json::parse(planToJsonText(planOf(file))));
+  std::mt19937_64 rng(20261130);
+  int rejected = 0, ran = 0;
+  for (int i = 0; i < mutants; ++i) {
+    nlohmann::json j = bases[i % bases.size()];
+    int edits = 1 + static_cast<int>(rng() % 3);
+    for (int e = 0; e < edits; ++e)
+      mutate(j, rng);
+    if (std::getenv("SHARDCHECK_PLAN_MUTANT_DUMP"))
+      std::ofstream(std::getenv("SHARDCHECK_PLAN_MUTANT_DUMP")) << j.dump(1);
+    try {
+      Plan plan = planFromJsonText(j.dump(), "mutant.json");
+      runSim(plan, true, {{"i0", 8}, {"i1", 8}});
+      ++ran;
+    } catch (const InputError &e) {
+      ++rejected;
+      EXPECT_EQ(e.diagnostic().loc.file.empty(), false) << e.diagnostic().message;
+    } catch (const PlanRefused &) {
+      ++rejected;
+    }
+  }
+  EXPECT_GT(rejected, mutants / 4);
+  EXPECT_GT(ran, 0);
+  std::cout << "plan mutants: " << ran << " ran, " << rejected << " rejected\n";
+}
+
+} // namespace
+} // namespace shardcheck
