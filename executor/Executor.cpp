@@ -600,6 +600,50 @@ RunReport PlanRun::run() {
 
 } // namespace
 
+namespace {
+
+/// Whether every constraint whose symbols are all bound holds.
+bool boundConstraintsHold(const Plan &plan, const Bindings &b) {
+  for (const PlanConstraint &c : plan.constraints) {
+    auto lhs = c.lhs.evaluate(b), rhs = c.rhs.evaluate(b);
+    if (!lhs || !rhs)
+      continue; // Not all bound yet (or a division by zero: decided later).
+    bool holds = c.kind == PlanConstraint::Kind::Positive ? *lhs >= 1
+                 : c.kind == PlanConstraint::Kind::Equal  ? *lhs == *rhs
+                                                          : *rhs != 0 && *lhs % *rhs == 0;
+    if (!holds)
+      return false;
+  }
+  return true;
+}
+
+bool bindFrom(const Plan &plan, const std::vector<std::string> &free, size_t i, Bindings &b) {
+  if (!boundConstraintsHold(plan, b))
+    return false;
+  if (i == free.size())
+    return true;
+  for (int64_t v : {16, 8, 32, 12, 24, 4, 6, 2, 3, 1, 64}) {
+    b[free[i]] = v;
+    if (bindFrom(plan, free, i + 1, b))
+      return true;
+  }
+  b.erase(free[i]);
+  return false;
+}
+
+} // namespace
+
+std::optional<Bindings> satisfyingBindings(const Plan &plan, const Bindings &given) {
+  Bindings b = given;
+  std::vector<std::string> free;
+  for (const std::string &s : planSymbols(plan))
+    if (!b.count(s))
+      free.push_back(s);
+  if (free.size() > 12) // 11^12 combinations is past any sensible search.
+    return std::nullopt;
+  return bindFrom(plan, free, 0, b) ? std::optional<Bindings>(b) : std::nullopt;
+}
+
 RunReport runPlan(const Plan &plan, const RunOptions &options, Collectives &collectives) {
   return PlanRun(plan, options, collectives).run();
 }

@@ -132,6 +132,11 @@ struct RunReport {
   std::string outcome() const;
 };
 
+/// Values for the plan's unbound symbols that satisfy its constraints, chosen
+/// from small sizes (16 first, then 8, 32, 12, 24, 4, 6, 2, 3, 1, 64), with
+/// the bindings in `given` kept; nullopt when none of those work.
+std::optional<Bindings> satisfyingBindings(const Plan &plan, const Bindings &given);
+
 /// Runs `plan` with collectives from `collectives` over every device of the
 /// plan in this process. Throws PlanRefused (unverified steps) or
 /// InputError (bad plan, bad bindings, an op the reference cannot run).

@@ -79,11 +79,13 @@ std::vector<int64_t> referenceShape(const Fusion &fusion, TensorNum t, const Bin
 }
 
 std::vector<TensorNum> referenceInputs(const Fusion &fusion) {
-  std::set<TensorNum> inputs(fusion.inputs.begin(), fusion.inputs.end());
+  // A listed input that an expression defines is an output buffer passed in
+  // (host IR lists preallocated outputs among its inputs): it is computed.
+  std::vector<TensorNum> inputs;
   for (const auto &[n, tv] : fusion.tensors)
     if (!fusion.producerExpr(n))
-      inputs.insert(n);
-  return {inputs.begin(), inputs.end()};
+      inputs.push_back(n);
+  return inputs;
 }
 
 namespace {

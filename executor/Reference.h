@@ -43,8 +43,10 @@ struct ReferenceResult {
   const HostTensor &value(TensorNum t) const;
 };
 
-/// The tensors whose values must be given: Fusion::inputs and every tensor no
-/// expression defines, in ascending number order without duplicates.
+/// The tensors whose values must be given: every tensor no expression
+/// defines, in ascending number order. (A tensor listed among Fusion::inputs
+/// that an expression defines, as host IR lists preallocated outputs, is
+/// computed.)
 std::vector<TensorNum> referenceInputs(const Fusion &fusion);
 
 /// The global data shape of tensor `t` (see the banner). An unbound symbol or

@@ -27,6 +27,8 @@ options:
   --backend sim          where to run (default and, in this build, only: sim)
   --seed N               seed of the pseudo-random inputs (default 1)
   --bind NAME=VALUE      value of a symbolic extent (repeat for each symbol)
+  --bind-auto            bind every other symbol to a small size that satisfies
+                         the plan's constraints (printed)
   --report FILE          write a JSON report to FILE
   --allow-unverified     run steps resting on refuted or unknown verdicts
                          (to reproduce a refuted compiler lowering)
@@ -41,6 +43,7 @@ usage; 3 the plan rests on refuted or unknown verdicts (see
 )";
 
 struct Options {
+  bool bindAuto = false;
   std::string backend = "sim";
   RunOptions run;
   std::string reportFile;
@@ -79,6 +82,8 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
     }
     if (a == "--quiet") {
       o.quiet = true;
+    } else if (a == "--bind-auto") {
+      o.bindAuto = true;
     } else if (a == "--allow-unverified") {
       o.run.allowUnverified = true;
     } else if (a == "--backend") {
@@ -257,6 +262,21 @@ int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ost
       throwInputError("unreadable", "cannot read the plan file", SourceLoc{o.plan, 0, 0});
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     Plan plan = planFromJsonText(text, o.plan);
+    if (o.bindAuto) {
+      auto bindings = satisfyingBindings(plan, o.run.symbols);
+      if (!bindings)
+        throwInputError("constraint-violated",
+                        "no small sizes satisfy the plan's constraints with the given --bind "
+                        "values; bind the symbols by hand",
+                        SourceLoc{o.plan, 0, 0});
+      o.run.symbols = *bindings;
+      if (!o.quiet && !bindings->empty()) {
+        out << "bindings:";
+        for (const auto &[name, value] : *bindings)
+          out << " " << name << "=" << value;
+        out << "\n";
+      }
+    }
     SimCollectives sim;
     report = runPlan(plan, o.run, sim);
   } catch (const InputError &e) {

@@ -44,6 +44,36 @@ run_tests() {
   ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout 600
 }
 
+# Emits the verified plan of every corpus fusion that has one and runs it on
+# the sim backend, symbolic sizes bound by --bind-auto. Fails on a mismatch
+# or a crash; a fusion without a plan (exit 1 from check-sharding, or a plan
+# resting on unproved verdicts, exit 3) is skipped.
+run_corpus_plans() {
+  local bin="$ROOT/build/bin" dir ran=0 failed=0
+  dir="$(mktemp -d)"
+  echo "== run-plan --backend sim over the corpus plans"
+  shopt -s nullglob
+  for f in "$ROOT"/corpus/*.txt "$ROOT"/corpus/*.json; do
+    local plan="$dir/$(basename "$f").plan.json"
+    "$bin/check-sharding" --quiet --emit-plan "$plan" "$f" >/dev/null 2>&1 || true
+    [ -f "$plan" ] || continue
+    grep -q '"status": "proved"' "$plan" || continue
+    local status=0
+    "$bin/run-plan" --quiet --bind-auto "$plan" > "$dir/out" 2>&1 || status=$?
+    if [ "$status" -eq 3 ]; then continue; fi  # rests on an unproved verdict
+    ran=$((ran + 1))
+    if [ "$status" -ne 0 ]; then
+      failed=$((failed + 1))
+      echo "$(basename "$f"): run-plan exit status $status"; cat "$dir/out"
+    else
+      echo "$(basename "$f"): $(tail -1 "$dir/out")"
+    fi
+  done
+  rm -rf "$dir"
+  echo "== run-plan: $ran plan(s) run, $failed failed"
+  [ "$failed" -eq 0 ]
+}
+
 cmd="${1:-}"
 case "$cmd" in
   deps) deps ;;
@@ -53,7 +83,9 @@ case "$cmd" in
     build "$ROOT/build"
     echo "== check-sharding over corpus/"
     status=0
-    "$ROOT/build/bin/check-sharding" "$ROOT"/corpus/*.txt "$ROOT"/corpus/*.json 2>&1 || status=$?
+    shopt -s nullglob
+    files=("$ROOT"/corpus/*.txt "$ROOT"/corpus/*.json)
+    "$ROOT/build/bin/check-sharding" "${files[@]}" 2>&1 || status=$?
     # The corpus holds refuted compiler choices and lint errors on purpose
     # (exit status 1); only unreadable input (2) or a crash fails the job.
     if [ "$status" -ne 0 ] && [ "$status" -ne 1 ] && [ "$status" -ne 3 ]; then
@@ -61,6 +93,7 @@ case "$cmd" in
       exit "$status"
     fi
     echo "== check-sharding exit status: $status (1 = findings, as the corpus intends)"
+    run_corpus_plans
     ;;
   test)
     deps
