@@ -19,17 +19,26 @@
 
 namespace shardcheck {
 
-void SimCollectives::run(const SimCollectiveCall &call,
-                         const std::map<int64_t, const SimBuffer *> &in,
-                         const std::map<int64_t, SimBuffer *> &out) {
+std::optional<RunFailure> Backend::agreeOnFailure(const std::optional<RunFailure> &local) {
+  return local;
+}
+
+std::vector<TensorCheck> Backend::gatherChecks(const std::vector<TensorCheck> &local) {
+  return local;
+}
+
+void SimBackend::collective(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &,
+                            const std::map<int64_t, int64_t> &,
+                            const std::map<int64_t, const SimBuffer *> &in,
+                            const std::map<int64_t, SimBuffer *> &out) {
   runSimCollective(call, in, out);
 }
 
-void SimCollectives::runAllToAllv(const std::vector<int64_t> &team,
-                                  const std::vector<std::vector<int64_t>> &counts,
-                                  const std::map<int64_t, const SimBuffer *> &in,
-                                  const std::map<int64_t, SimBuffer *> &out,
-                                  const std::string &inputName, const std::string &outputName) {
+void SimBackend::allToAllv(const std::vector<int64_t> &team,
+                           const std::vector<std::vector<int64_t>> &counts,
+                           const std::map<int64_t, const SimBuffer *> &in,
+                           const std::map<int64_t, SimBuffer *> &out, const std::string &inputName,
+                           const std::string &outputName) {
   runSimAllToAllv(team, counts, in, out, inputName, outputName);
 }
 
@@ -84,11 +93,11 @@ ReduceOp parseReduceOp(const std::string &op) {
 }
 
 /// Bytes a collective delivers from other devices (StepReport::bytesMoved).
-int64_t bytesMoved(const SimCollectiveCall &call, const std::map<int64_t, const SimBuffer *> &in,
-                   const std::map<int64_t, SimBuffer *> &out, int elementSize) {
-  auto size = [](const auto &m, int64_t d) -> int64_t {
+int64_t bytesMoved(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in,
+                   const std::map<int64_t, int64_t> &out, int elementSize) {
+  auto size = [](const std::map<int64_t, int64_t> &m, int64_t d) -> int64_t {
     auto it = m.find(d);
-    return it == m.end() || !it->second ? 0 : static_cast<int64_t>(it->second->size());
+    return it == m.end() ? 0 : it->second;
   };
   int64_t n = static_cast<int64_t>(call.team.size());
   auto isMember = [&](int64_t d) {
@@ -135,8 +144,8 @@ int64_t bytesMoved(const SimCollectiveCall &call, const std::map<int64_t, const 
 
 class PlanRun {
 public:
-  PlanRun(const Plan &plan, const RunOptions &options, Collectives &collectives)
-      : plan_(plan), options_(options), collectives_(collectives), graph_(buildGraph(plan)) {}
+  PlanRun(const Plan &plan, const RunOptions &options, Backend &backend)
+      : plan_(plan), options_(options), backend_(backend), graph_(buildGraph(plan)) {}
 
   RunReport run();
 
@@ -161,6 +170,16 @@ private:
   int64_t runCollective(const PlanStep &step);
   void validate();
 
+  bool isLocal(int64_t device) const { return local_.count(device) > 0; }
+  /// Every device's size of `buffer` (from the layouts: every process knows
+  /// every device's sizes).
+  std::map<int64_t, int64_t> sizesOf(const PlanBuffer &b) const {
+    std::map<int64_t, int64_t> sizes;
+    for (const PlanLocal &l : b.local)
+      sizes[l.device] = static_cast<int64_t>(map_->elements(b, l.device).size());
+    return sizes;
+  }
+
   // --- Buffers. ---
   SimBuffer *storage(const std::string &buffer, int64_t device) {
     auto it = storage_.find({buffer, device});
@@ -177,7 +196,8 @@ private:
 
   const Plan &plan_;
   const RunOptions &options_;
-  Collectives &collectives_;
+  Backend &backend_;
+  std::set<int64_t> local_; ///< The devices this process holds.
   FusionGraph graph_;
   Bindings symbols_;
   std::unique_ptr<BufferMap> map_;
@@ -248,7 +268,8 @@ void PlanRun::allocate() {
                             " slot(s), the layout of its " + bufferKindName(b.kind) +
                             " gives " + std::to_string(actual),
                         plan_.fusion.loc);
-      storage_[{b.name, l.device}] = std::make_shared<SimBuffer>(actual, 0.0);
+      if (isLocal(l.device))
+        storage_[{b.name, l.device}] = std::make_shared<SimBuffer>(actual, 0.0);
     }
 }
 
@@ -261,6 +282,8 @@ void PlanRun::distributeInputs() {
       continue;
     for (const PlanLocal &l : b->local) {
       SimBuffer *s = storage(b->name, l.device);
+      if (!s)
+        continue; // Another process's device.
       const auto &elements = map_->elements(*b, l.device);
       for (size_t o = 0; o < elements.size(); ++o)
         (*s)[o] = elements[o] == kNoElement ? 0.0 : value.data()[elements[o]];
@@ -305,7 +328,7 @@ void PlanRun::runCompute(const PlanStep &step) {
   for (int64_t d : step.devices) {
     SimBuffer *target = storage(step.output, d);
     if (!target)
-      continue; // The device holds nothing of the output.
+      continue; // The device holds nothing of the output, or is another process's.
     std::vector<HostTensor> operands;
     for (const std::string &in : step.inputs)
       operands.push_back(in.empty() ? HostTensor() : globalView(in, d, missing));
@@ -375,7 +398,7 @@ void PlanRun::runAlias(const PlanStep &step) {
     auto in = storage_.find({step.inputs[0], d});
     auto target = storage_.find({step.output, d});
     if (target == storage_.end())
-      continue;
+      continue; // Nothing of the output here, or another process's device.
     size_t needed = target->second->size();
     size_t have = in == storage_.end() ? 0 : in->second->size();
     if (needed != have)
@@ -394,6 +417,7 @@ int64_t PlanRun::runCollective(const PlanStep &step) {
   const PlanBuffer &inBuffer = buffer(step.inputs[0]);
   const PlanBuffer &outBuffer = buffer(step.output);
   int elementSize = std::max(1, dataTypeSize(outBuffer.dtype));
+  std::map<int64_t, int64_t> inSizes = sizesOf(inBuffer), outSizes = sizesOf(outBuffer);
   int64_t moved = 0;
   for (const PlanTeam &team : step.teams) {
     std::set<int64_t> devices(team.devices.begin(), team.devices.end());
@@ -403,7 +427,12 @@ int64_t PlanRun::runCollective(const PlanStep &step) {
       devices.insert({src, dst});
     std::map<int64_t, const SimBuffer *> in;
     std::map<int64_t, SimBuffer *> out;
+    std::map<int64_t, int64_t> teamIn, teamOut;
     for (int64_t d : devices) {
+      if (inSizes.count(d))
+        teamIn[d] = inSizes[d];
+      if (outSizes.count(d))
+        teamOut[d] = outSizes[d];
       if (SimBuffer *s = storage(inBuffer.name, d))
         in[d] = s;
       if (SimBuffer *s = storage(outBuffer.name, d))
@@ -412,7 +441,7 @@ int64_t PlanRun::runCollective(const PlanStep &step) {
     try {
       if (step.collective == "AllToAllv") {
         auto counts = map_->packCounts(inBuffer, team);
-        collectives_.runAllToAllv(team.devices, counts, in, out, inBuffer.name, outBuffer.name);
+        backend_.allToAllv(team.devices, counts, in, out, inBuffer.name, outBuffer.name);
         for (size_t s = 0; s < counts.size(); ++s)
           for (size_t j = 0; j < counts.size(); ++j)
             moved += s == j ? 0 : counts[s][j] * elementSize;
@@ -426,8 +455,10 @@ int64_t PlanRun::runCollective(const PlanStep &step) {
       call.op = parseReduceOp(step.reduceOp);
       call.inputName = inBuffer.name;
       call.outputName = outBuffer.name;
-      collectives_.run(call, in, out);
-      moved += bytesMoved(call, in, out, elementSize);
+      // Every process checks every device's counts, so all fail alike.
+      checkCollectiveCounts(call, teamIn, teamOut);
+      backend_.collective(call, teamIn, teamOut, in, out);
+      moved += bytesMoved(call, teamIn, teamOut, elementSize);
     } catch (const CollectiveError &e) {
       throw StepFailure{"count-error", e.what()};
     }
@@ -503,14 +534,16 @@ void PlanRun::runSteps() {
     r.devices = step.devices;
     r.verified = step.verified();
     if (!report_.failure) {
+      std::optional<RunFailure> failure;
       auto start = std::chrono::steady_clock::now();
       try {
         runStep(step, r);
-        r.status = "ok";
       } catch (const StepFailure &f) {
-        r.status = "failed";
-        report_.failure = RunFailure{i, f.kind, f.message};
+        failure = RunFailure{i, f.kind, f.message};
       }
+      // A failure on one process stops all of them at the same step.
+      report_.failure = backend_.agreeOnFailure(failure);
+      r.status = report_.failure ? "failed" : "ok";
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     report_.steps.push_back(r);
@@ -574,27 +607,33 @@ void PlanRun::validate() {
       if (SimBuffer *s = storage(b->name, l.device))
         buffers[l.device] = *s;
     Tolerance tol = tensorTolerance(plan_.fusion, t, symbols_, lengths, tolerances);
-    report_.tensors.push_back(TensorCheck{
-        compareWithReference(map_->layout(t), reference_.value(t), buffers, tensorName(t), tol),
-        outputs.count(t) ? "output" : "intermediate"});
+    std::vector<int64_t> local(local_.begin(), local_.end());
+    report_.tensors.push_back(TensorCheck{compareWithReference(map_->layout(t),
+                                                               reference_.value(t), buffers,
+                                                               tensorName(t), tol, &local),
+                                          outputs.count(t) ? "output" : "intermediate"});
     report_.tensors.back().comparison.tensor = t;
     report_.tensors.back().comparison.dtype = b->dtype;
   }
 }
 
 RunReport PlanRun::run() {
-  report_.backend = collectives_.name();
+  report_.backend = backend_.name();
   report_.seed = options_.seed;
   report_.verified = plan_.verified();
   refuseUnverified();
   bindSymbols();
   report_.symbols = symbols_;
   map_ = std::make_unique<BufferMap>(plan_, graph_, symbols_);
+  for (int64_t d : backend_.localDevices(plan_.devices))
+    local_.insert(d);
   allocate();
   distributeInputs();
   runSteps();
-  if (!report_.failure)
+  if (!report_.failure) {
     validate();
+    report_.tensors = backend_.gatherChecks(report_.tensors);
+  }
   return std::move(report_);
 }
 
@@ -644,8 +683,8 @@ std::optional<Bindings> satisfyingBindings(const Plan &plan, const Bindings &giv
   return bindFrom(plan, free, 0, b) ? std::optional<Bindings>(b) : std::nullopt;
 }
 
-RunReport runPlan(const Plan &plan, const RunOptions &options, Collectives &collectives) {
-  return PlanRun(plan, options, collectives).run();
+RunReport runPlan(const Plan &plan, const RunOptions &options, Backend &backend) {
+  return PlanRun(plan, options, backend).run();
 }
 
 } // namespace shardcheck

@@ -17,8 +17,7 @@
 //    elements are NaN, or the reduction's identity for a partial) and store
 //    the result rounded to the buffer's dtype, as a device would; copy steps
 //    place elements by identity; alias steps make the output the same
-//    storage as the input (zero copies); collectives go to a Collectives
-//    backend;
+//    storage as the input (zero copies); collectives go to the Backend;
 // 6. compares every tensor a step wrote, on every device, with its slice of
 //    the reference (executor/Validate.h).
 // A collective whose buffer counts do not fit (the seed's Allgather of
@@ -42,51 +41,6 @@
 #include <vector>
 
 namespace shardcheck {
-
-/// Where collectives run. The sim backend runs each one in this process over
-/// every device's buffers.
-class Collectives {
-public:
-  virtual ~Collectives() = default;
-  /// `sim`, `mpi`, `nccl`.
-  virtual std::string name() const = 0;
-  /// Runs one team's collective (see runSimCollective for the semantics and
-  /// the count errors).
-  virtual void run(const SimCollectiveCall &call, const std::map<int64_t, const SimBuffer *> &in,
-                   const std::map<int64_t, SimBuffer *> &out) = 0;
-  /// Runs one team's all-to-all with per-pair chunk sizes.
-  virtual void runAllToAllv(const std::vector<int64_t> &team,
-                            const std::vector<std::vector<int64_t>> &counts,
-                            const std::map<int64_t, const SimBuffer *> &in,
-                            const std::map<int64_t, SimBuffer *> &out,
-                            const std::string &inputName, const std::string &outputName) = 0;
-};
-
-/// The sim backend's collectives (executor/SimCollectives.h).
-class SimCollectives : public Collectives {
-public:
-  std::string name() const override { return "sim"; }
-  void run(const SimCollectiveCall &call, const std::map<int64_t, const SimBuffer *> &in,
-           const std::map<int64_t, SimBuffer *> &out) override;
-  void runAllToAllv(const std::vector<int64_t> &team,
-                    const std::vector<std::vector<int64_t>> &counts,
-                    const std::map<int64_t, const SimBuffer *> &in,
-                    const std::map<int64_t, SimBuffer *> &out, const std::string &inputName,
-                    const std::string &outputName) override;
-};
-
-struct RunOptions {
-  Bindings symbols;
-  uint64_t seed = 1;
-  bool allowUnverified = false;
-};
-
-/// The plan has steps resting on refuted or unknown verdicts and the run was
-/// not told to run them anyway.
-class PlanRefused : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
 
 struct StepReport {
   size_t index = 0;
@@ -132,14 +86,82 @@ struct RunReport {
   std::string outcome() const;
 };
 
+/// Where a plan runs: which devices this process holds and how collectives
+/// move data between devices. The sim backend holds every device in this
+/// process; the mpi backend one device per process, moving data through MPI.
+/// Buffers are host buffers of doubles in both.
+class Backend {
+public:
+  virtual ~Backend() = default;
+  /// `sim`, `mpi`, `nccl`.
+  virtual std::string name() const = 0;
+  /// The devices of `planDevices` whose buffers this process holds. Throws
+  /// InputError when the plan does not fit the processes (mpi: one process
+  /// per plan device).
+  virtual std::vector<int64_t> localDevices(const std::vector<int64_t> &planDevices) = 0;
+  /// Whether this process prints and writes the report.
+  virtual bool isLeader() const { return true; }
+  /// Runs one team's collective. `inSizes` and `outSizes` give every
+  /// participating device's buffer sizes (so every process can check counts
+  /// alike, see checkCollectiveCounts); `in` and `out` hold this process's
+  /// buffers only.
+  virtual void collective(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &inSizes,
+                          const std::map<int64_t, int64_t> &outSizes,
+                          const std::map<int64_t, const SimBuffer *> &in,
+                          const std::map<int64_t, SimBuffer *> &out) = 0;
+  /// Runs one team's all-to-all with per-pair chunk sizes (counts[s][d]).
+  virtual void allToAllv(const std::vector<int64_t> &team,
+                         const std::vector<std::vector<int64_t>> &counts,
+                         const std::map<int64_t, const SimBuffer *> &in,
+                         const std::map<int64_t, SimBuffer *> &out, const std::string &inputName,
+                         const std::string &outputName) = 0;
+  /// After each step: the failure of whichever process failed first (by
+  /// rank), the same on every process; nullopt when none did.
+  virtual std::optional<RunFailure> agreeOnFailure(const std::optional<RunFailure> &local);
+  /// After the run: every process's tensor checks, merged at the leader.
+  virtual std::vector<TensorCheck> gatherChecks(const std::vector<TensorCheck> &local);
+};
+
+/// The sim backend: every device in this process, the collectives of
+/// executor/SimCollectives.h.
+class SimBackend : public Backend {
+public:
+  std::string name() const override { return "sim"; }
+  std::vector<int64_t> localDevices(const std::vector<int64_t> &planDevices) override {
+    return planDevices;
+  }
+  void collective(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &inSizes,
+                  const std::map<int64_t, int64_t> &outSizes,
+                  const std::map<int64_t, const SimBuffer *> &in,
+                  const std::map<int64_t, SimBuffer *> &out) override;
+  void allToAllv(const std::vector<int64_t> &team, const std::vector<std::vector<int64_t>> &counts,
+                 const std::map<int64_t, const SimBuffer *> &in,
+                 const std::map<int64_t, SimBuffer *> &out, const std::string &inputName,
+                 const std::string &outputName) override;
+};
+
+struct RunOptions {
+  Bindings symbols;
+  uint64_t seed = 1;
+  bool allowUnverified = false;
+};
+
+/// The plan has steps resting on refuted or unknown verdicts and the run was
+/// not told to run them anyway.
+class PlanRefused : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Values for the plan's unbound symbols that satisfy its constraints, chosen
 /// from small sizes (16 first, then 8, 32, 12, 24, 4, 6, 2, 3, 1, 64), with
 /// the bindings in `given` kept; nullopt when none of those work.
 std::optional<Bindings> satisfyingBindings(const Plan &plan, const Bindings &given);
 
-/// Runs `plan` with collectives from `collectives` over every device of the
-/// plan in this process. Throws PlanRefused (unverified steps) or
-/// InputError (bad plan, bad bindings, an op the reference cannot run).
-RunReport runPlan(const Plan &plan, const RunOptions &options, Collectives &collectives);
+/// Runs `plan` on `backend`: this process runs the steps of its local
+/// devices. Throws PlanRefused (unverified steps) or InputError (bad plan,
+/// bad bindings, an op the reference cannot run). The report's tensor checks
+/// are complete at the leader.
+RunReport runPlan(const Plan &plan, const RunOptions &options, Backend &backend);
 
 } // namespace shardcheck

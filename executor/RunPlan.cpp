@@ -1,6 +1,7 @@
 // The run-plan driver; see RunPlan.h.
 #include "executor/RunPlan.h"
 
+#include "executor/Backends.h"
 #include "executor/Executor.h"
 #include "util/Version.h"
 
@@ -24,7 +25,9 @@ compares every tensor it computes, on every device, with the unsharded
 reference evaluated in double precision.
 
 options:
-  --backend sim          where to run (default and, in this build, only: sim)
+  --backend NAME         where to run: sim (default: simulated devices in this
+                         process) or mpi (one process per device, under
+                         mpirun -np <devices>)
   --seed N               seed of the pseudo-random inputs (default 1)
   --bind NAME=VALUE      value of a symbolic extent (repeat for each symbol)
   --bind-auto            bind every other symbol to a small size that satisfies
@@ -90,8 +93,6 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
       auto v = value();
       if (!v || (*v != "sim" && *v != "mpi" && *v != "nccl"))
         return bad("--backend takes 'sim', 'mpi' or 'nccl'");
-      if (*v != "sim")
-        return bad("the " + *v + " backend is not built into this run-plan");
       o.backend = *v;
     } else if (a == "--seed") {
       auto v = value();
@@ -251,41 +252,35 @@ std::string outcomeLine(const RunReport &r) {
 
 } // namespace
 
-int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ostream &err) {
-  Options o;
-  if (auto status = parseArgs(args, o, out, err))
-    return *status;
-  RunReport report;
-  try {
-    std::ifstream in(o.plan, std::ios::binary);
-    if (!in)
-      throwInputError("unreadable", "cannot read the plan file", SourceLoc{o.plan, 0, 0});
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    Plan plan = planFromJsonText(text, o.plan);
-    if (o.bindAuto) {
-      auto bindings = satisfyingBindings(plan, o.run.symbols);
-      if (!bindings)
-        throwInputError("constraint-violated",
-                        "no small sizes satisfy the plan's constraints with the given --bind "
-                        "values; bind the symbols by hand",
-                        SourceLoc{o.plan, 0, 0});
-      o.run.symbols = *bindings;
-      if (!o.quiet && !bindings->empty()) {
-        out << "bindings:";
-        for (const auto &[name, value] : *bindings)
-          out << " " << name << "=" << value;
-        out << "\n";
-      }
+namespace {
+
+/// Loads the plan, binds, runs. Errors are thrown (see runRunPlan).
+RunReport loadAndRun(Options &o, Backend &backend, std::ostream &out) {
+  std::ifstream in(o.plan, std::ios::binary);
+  if (!in)
+    throwInputError("unreadable", "cannot read the plan file", SourceLoc{o.plan, 0, 0});
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Plan plan = planFromJsonText(text, o.plan);
+  if (o.bindAuto) {
+    auto bindings = satisfyingBindings(plan, o.run.symbols);
+    if (!bindings)
+      throwInputError("constraint-violated",
+                      "no small sizes satisfy the plan's constraints with the given --bind "
+                      "values; bind the symbols by hand",
+                      SourceLoc{o.plan, 0, 0});
+    o.run.symbols = *bindings;
+    if (!o.quiet && backend.isLeader() && !bindings->empty()) {
+      out << "bindings:";
+      for (const auto &[name, value] : *bindings)
+        out << " " << name << "=" << value;
+      out << "\n";
     }
-    SimCollectives sim;
-    report = runPlan(plan, o.run, sim);
-  } catch (const InputError &e) {
-    printDiagnostic(err, e.diagnostic());
-    return 2;
-  } catch (const PlanRefused &e) {
-    err << o.plan << ": error: plan refused: " << e.what() << "\n";
-    return 3;
   }
+  return runPlan(plan, o.run, backend);
+}
+
+/// Prints the run (leader only) and writes the report; returns the status.
+int finish(const Options &o, const RunReport &report, std::ostream &out, std::ostream &err) {
   if (!o.quiet)
     printSteps(out, report);
   if (report.failure)
@@ -303,6 +298,37 @@ int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ost
     }
   }
   return report.matches() ? 0 : 1;
+}
+
+} // namespace
+
+int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ostream &err) {
+  Options o;
+  if (auto status = parseArgs(args, o, out, err))
+    return *status;
+  std::string why;
+  std::unique_ptr<Backend> backend = createBackend(o.backend, why);
+  if (!backend) {
+    err << "run-plan: error: " << why << "\n";
+    return 2;
+  }
+  // Every process of a multi-process backend runs the same code on the same
+  // plan, so all reach the same outcome; only the leader prints it.
+  bool leader = backend->isLeader();
+  int status = 0;
+  try {
+    RunReport report = loadAndRun(o, *backend, out);
+    status = leader ? finish(o, report, out, err) : (report.matches() ? 0 : 1);
+  } catch (const InputError &e) {
+    if (leader)
+      printDiagnostic(err, e.diagnostic());
+    status = 2;
+  } catch (const PlanRefused &e) {
+    if (leader)
+      err << o.plan << ": error: plan refused: " << e.what() << "\n";
+    status = 3;
+  }
+  return agreeOnExitStatus(*backend, status);
 }
 
 int runPlanMain(int argc, char **argv) {

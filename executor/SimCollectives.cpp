@@ -353,6 +353,159 @@ void writeResults(Results &results, const std::map<int64_t, SimBuffer *> &out) {
 
 } // namespace
 
+namespace {
+
+/// The count rules of runSimCollective on sizes alone (the same messages).
+class CountCheck {
+public:
+  CountCheck(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in,
+             const std::map<int64_t, int64_t> &out)
+      : call_(call), in_(in), out_(out), what_(describe(call)) {}
+
+  void run() const;
+
+private:
+  [[noreturn]] void fail(const std::string &message) const {
+    throw CollectiveError(what_ + ": " + message);
+  }
+  size_t in(int64_t d) const {
+    auto it = in_.find(d);
+    if (it == in_.end())
+      fail("no input " + call_.inputName + " on device " + std::to_string(d));
+    return static_cast<size_t>(it->second);
+  }
+  size_t out(int64_t d) const {
+    auto it = out_.find(d);
+    if (it == out_.end())
+      fail("no output " + call_.outputName + " on device " + std::to_string(d));
+    return static_cast<size_t>(it->second);
+  }
+  std::string inputHas(int64_t d) const {
+    return "input " + call_.inputName + " on device " + std::to_string(d) + " has " + str(in(d));
+  }
+  std::string outputHas(int64_t d) const {
+    return "output " + call_.outputName + " on device " + std::to_string(d) + " has " +
+           str(out(d));
+  }
+  void requireOutput(int64_t d, size_t want, const std::string &rule,
+                     const std::string &why) const {
+    if (out(d) != want)
+      fail(rule + ": " + outputHas(d) + ", " + why);
+  }
+  size_t equalInputs() const {
+    size_t k = in(call_.team[0]);
+    for (int64_t d : call_.team)
+      if (in(d) != k)
+        fail(std::string(kSameCount) + ": " + inputHas(d) + ", device " +
+             std::to_string(call_.team[0]) + " has " + str(k));
+    return k;
+  }
+  size_t equalOutputs(const std::string &rule) const {
+    size_t k = out(call_.team[0]);
+    for (int64_t d : call_.team)
+      if (out(d) != k)
+        fail(rule + ": " + outputHas(d) + ", device " + std::to_string(call_.team[0]) + " has " +
+             str(k));
+    return k;
+  }
+  void checkTeamShape() const {
+    if (call_.team.empty())
+      fail("the team is empty");
+    std::set<int64_t> seen;
+    for (int64_t d : call_.team)
+      if (!seen.insert(d).second)
+        fail("device " + std::to_string(d) + " appears twice in the team");
+    SimCollective k = call_.kind;
+    bool rooted = k == SimCollective::Gather || k == SimCollective::Scatter ||
+                  k == SimCollective::Broadcast || k == SimCollective::Reduce;
+    if (rooted && !call_.root)
+      fail("a " + std::string(simCollectiveName(k)) + " needs a root");
+  }
+
+  const SimCollectiveCall &call_;
+  const std::map<int64_t, int64_t> &in_, &out_;
+  std::string what_;
+};
+
+void CountCheck::run() const {
+  size_t n = call_.team.size();
+  if (call_.kind == SimCollective::SendRecv) {
+    std::set<int64_t> receivers;
+    for (const auto &[src, dst] : call_.pairs) {
+      if (!receivers.insert(dst).second)
+        fail("device " + std::to_string(dst) + " receives twice");
+      requireOutput(dst, in(src), "the receiver's buffer must have the sender's size",
+                    inputHas(src));
+    }
+    return;
+  }
+  checkTeamShape();
+  switch (call_.kind) {
+  case SimCollective::Allgather:
+  case SimCollective::Gather: {
+    size_t k = equalInputs();
+    if (call_.kind == SimCollective::Allgather)
+      for (int64_t d : call_.team)
+        requireOutput(d, n * k, kSameCount, teamNeeds(n, k));
+    else
+      requireOutput(*call_.root, n * k, kSameCount, teamNeeds(n, k));
+    return;
+  }
+  case SimCollective::Scatter: {
+    const std::string rule = "the root's buffer must hold one equal chunk per member";
+    size_t k = equalOutputs(rule);
+    if (in(*call_.root) != n * k)
+      fail(rule + ": input " + call_.inputName + " on root " + std::to_string(*call_.root) +
+           " has " + str(in(*call_.root)) + ", " + teamNeeds(n, k));
+    return;
+  }
+  case SimCollective::Broadcast:
+    for (int64_t d : call_.team)
+      requireOutput(d, in(*call_.root), "every output must have the root's number of elements",
+                    "input " + call_.inputName + " on root " + std::to_string(*call_.root) +
+                        " has " + str(in(*call_.root)));
+    return;
+  case SimCollective::AllToAll: {
+    size_t total = equalInputs();
+    for (int64_t d : call_.team)
+      requireOutput(d, total, kSameCount, "the inputs have " + str(total));
+    if (total % n != 0)
+      fail(std::string(kSameCount) + ": the inputs have " + str(total) +
+           ", which does not split into " + str(n) + " equal chunks");
+    return;
+  }
+  case SimCollective::Allreduce:
+  case SimCollective::Reduce: {
+    size_t k = equalInputs();
+    if (call_.kind == SimCollective::Allreduce)
+      for (int64_t d : call_.team)
+        requireOutput(d, k, kSameCount, "the inputs have " + str(k));
+    else
+      requireOutput(*call_.root, k, kSameCount, "the inputs have " + str(k));
+    return;
+  }
+  case SimCollective::ReduceScatter: {
+    size_t total = equalInputs();
+    if (total % n != 0)
+      fail(std::string(kSameCount) + ": the inputs have " + str(total) +
+           ", which does not split into " + str(n) + " equal chunks");
+    for (int64_t d : call_.team)
+      requireOutput(d, total / n, kSameCount,
+                    "the team needs " + str(total) + " / " + str(n) + " = " + str(total / n));
+    return;
+  }
+  case SimCollective::SendRecv:
+    return;
+  }
+}
+
+} // namespace
+
+void checkCollectiveCounts(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in,
+                           const std::map<int64_t, int64_t> &out) {
+  CountCheck(call, in, out).run();
+}
+
 void runSimCollective(const SimCollectiveCall &call, const std::map<int64_t, const SimBuffer *> &in,
                       const std::map<int64_t, SimBuffer *> &out) {
   Call c{call, in, out, describe(call)};

@@ -94,6 +94,15 @@ public:
 void runSimCollective(const SimCollectiveCall &call, const std::map<int64_t, const SimBuffer *> &in,
                       const std::map<int64_t, SimBuffer *> &out);
 
+/// The count checks of runSimCollective on buffer sizes alone (device ->
+/// element count; a device without an entry has no buffer). Throws the
+/// CollectiveError runSimCollective would. Backends whose processes each
+/// hold only their own buffers (mpi, nccl) run it on every process with the
+/// sizes of all devices, so that all of them fail the same step the same
+/// way instead of hanging in a mismatched call.
+void checkCollectiveCounts(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in,
+                           const std::map<int64_t, int64_t> &out);
+
 /// AllToAll with a chunk size per (source, destination) pair (MPI's
 /// Alltoallv, NCCL's grouped send/recv): out_d is the concatenation over
 /// sources s in team order of the chunk s sends to d; in_s is the

@@ -111,7 +111,8 @@ Tolerance toleranceFor(DataType d, int64_t reductionLength) {
 
 OutputComparison compareWithReference(const TensorLayout &layout, const HostTensor &reference,
                                       const std::map<int64_t, std::vector<double>> &buffers,
-                                      const std::string &name, Tolerance tolerance) {
+                                      const std::string &name, Tolerance tolerance,
+                                      const std::vector<int64_t> *devices) {
   SC_ASSERT(reference.shape() == layout.shape(),
             "the reference of " + name + " does not have its layout's shape");
   OutputComparison c;
@@ -121,6 +122,8 @@ OutputComparison compareWithReference(const TensorLayout &layout, const HostTens
   c.tolerance = tolerance;
   const std::vector<double> &want = reference.data();
   for (int64_t device : layout.devices()) {
+    if (devices && std::find(devices->begin(), devices->end(), device) == devices->end())
+      continue;
     const std::vector<int64_t> &slots = layout.slots(device);
     auto it = buffers.find(device);
     // A missing or misshapen buffer has no slot to trust. Buffers of devices
@@ -140,6 +143,22 @@ OutputComparison compareWithReference(const TensorLayout &layout, const HostTens
     }
   }
   return c;
+}
+
+OutputComparison mergeComparisons(const std::vector<OutputComparison> &parts) {
+  SC_ASSERT(!parts.empty(), "nothing to merge");
+  OutputComparison merged = parts.front();
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const OutputComparison &p = parts[i];
+    merged.compared += p.compared;
+    merged.mismatched += p.mismatched;
+    merged.maxAbsError = std::max(merged.maxAbsError, p.maxAbsError);
+    merged.maxRelError = std::max(merged.maxRelError, p.maxRelError);
+    if (p.firstMismatch &&
+        (!merged.firstMismatch || p.firstMismatch->device < merged.firstMismatch->device))
+      merged.firstMismatch = p.firstMismatch;
+  }
+  return merged;
 }
 
 } // namespace shardcheck

@@ -67,9 +67,17 @@ struct OutputComparison {
 /// Compares `buffers` (device -> the tensor's local buffer on that device)
 /// with `reference` through `layout`. A device of layout.devices() without a
 /// buffer, or a buffer whose size is not layout.slotCount(device), is a
-/// mismatch of every slot it should hold (reported with got = NaN).
+/// mismatch of every slot it should hold (reported with got = NaN). With
+/// `devices`, only those devices are compared (a process holding some of the
+/// devices validates its own).
 OutputComparison compareWithReference(const TensorLayout &layout, const HostTensor &reference,
                                       const std::map<int64_t, std::vector<double>> &buffers,
-                                      const std::string &name, Tolerance tolerance);
+                                      const std::string &name, Tolerance tolerance,
+                                      const std::vector<int64_t> *devices = nullptr);
+
+/// Merges comparisons of one tensor made on disjoint sets of devices (by
+/// different processes): counts add, maxima combine, and the first mismatch
+/// is the one of the lowest device.
+OutputComparison mergeComparisons(const std::vector<OutputComparison> &parts);
 
 } // namespace shardcheck

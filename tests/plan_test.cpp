@@ -55,7 +55,7 @@ Plan planOf(const std::string &file, PlanRequest::Lowerings lowerings =
 }
 
 RunReport runSim(const Plan &plan, bool allowUnverified = false, Bindings symbols = {}) {
-  SimCollectives sim;
+  SimBackend sim;
   RunOptions options;
   options.allowUnverified = allowUnverified;
   options.symbols = std::move(symbols);
