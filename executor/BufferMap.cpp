@@ -60,6 +60,27 @@ int64_t BufferMap::neededElement(size_t expr, size_t operand, int64_t consumerEl
   return layout(e.producer).elementAt(x);
 }
 
+int64_t BufferMap::reducedElement(size_t expr, size_t operand, int64_t producerElement) const {
+  const FusionEdge &e = edge(expr, operand);
+  const Fusion &f = plan_.fusion;
+  const TensorView &consumer = f.tensor(e.consumer);
+  if (consumer.hasRoot() && consumer.root != consumer.logical)
+    throwInputError("unsupported-op",
+                    "a reduction into T" + std::to_string(e.consumer) +
+                        " whose root domain differs from its logical domain",
+                    f.exprs[expr].loc);
+  std::vector<IdNum> producerData = dataLogicalIds(f, f.tensor(e.producer));
+  std::vector<int64_t> x = layout(e.producer).indexOf(producerElement);
+  std::vector<int64_t> y;
+  for (IdNum c : dataLogicalIds(f, consumer)) {
+    auto q = e.map.producerOf(c);
+    auto pos = q ? std::find(producerData.begin(), producerData.end(), *q) : producerData.end();
+    bool kept = pos != producerData.end() && !f.id(*q).isBroadcast() && !f.id(c).isBroadcast();
+    y.push_back(kept ? x[pos - producerData.begin()] : 0);
+  }
+  return layout(e.consumer).elementAt(y);
+}
+
 const PlanTeam *BufferMap::teamOf(const PlanBuffer &b, int64_t device) const {
   for (const PlanTeam &t : b.teams)
     if (std::count(t.devices.begin(), t.devices.end(), device) ||

@@ -50,6 +50,11 @@ public:
   /// edge (expr, operand) of a non-reducing op.
   int64_t neededElement(size_t expr, size_t operand, int64_t consumerElement) const;
 
+  /// The consumer element that producer element `producerElement` is
+  /// reduced into over the edge (expr, operand) of a reducing op (the
+  /// producer's kept axes; reduced axes dropped).
+  int64_t reducedElement(size_t expr, size_t operand, int64_t producerElement) const;
+
   /// For a packed buffer: the chunk sizes counts[s][j] from team member s to
   /// member j of the team containing the devices.
   std::vector<std::vector<int64_t>> packCounts(const PlanBuffer &packed,

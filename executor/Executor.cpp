@@ -6,6 +6,8 @@
 #include "executor/Executor.h"
 
 #include "executor/BufferMap.h"
+#include "executor/LocalCompute.h"
+#include "executor/RunSupport.h"
 #include "executor/Random.h"
 #include "ir/FusionGraph.h"
 
@@ -25,6 +27,10 @@ std::optional<RunFailure> Backend::agreeOnFailure(const std::optional<RunFailure
 
 std::vector<TensorCheck> Backend::gatherChecks(const std::vector<TensorCheck> &local) {
   return local;
+}
+
+RunReport Backend::run(const Plan &plan, const RunOptions &options) {
+  return runPlan(plan, options, *this);
 }
 
 void SimBackend::collective(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &,
@@ -58,89 +64,11 @@ namespace {
 
 std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
 
-std::string devicesStr(const std::vector<int64_t> &v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? " " : "") + std::to_string(v[i]);
-  return s + ")";
-}
-
 /// A step failed while running; becomes RunReport::failure.
 struct StepFailure {
   std::string kind;
   std::string message;
 };
-
-std::optional<SimCollective> parseSimCollective(const std::string &name) {
-  static const std::map<std::string, SimCollective> kinds = {
-      {"Allgather", SimCollective::Allgather}, {"Gather", SimCollective::Gather},
-      {"Scatter", SimCollective::Scatter},     {"Broadcast", SimCollective::Broadcast},
-      {"AllToAll", SimCollective::AllToAll},   {"Allreduce", SimCollective::Allreduce},
-      {"Reduce", SimCollective::Reduce},       {"ReduceScatter", SimCollective::ReduceScatter},
-      {"SendRecv", SimCollective::SendRecv}};
-  auto it = kinds.find(name);
-  return it == kinds.end() ? std::nullopt : std::optional<SimCollective>(it->second);
-}
-
-ReduceOp parseReduceOp(const std::string &op) {
-  if (op == "prod")
-    return ReduceOp::Prod;
-  if (op == "max")
-    return ReduceOp::Max;
-  if (op == "min")
-    return ReduceOp::Min;
-  return ReduceOp::Sum;
-}
-
-/// Bytes a collective delivers from other devices (StepReport::bytesMoved).
-int64_t bytesMoved(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in,
-                   const std::map<int64_t, int64_t> &out, int elementSize) {
-  auto size = [](const std::map<int64_t, int64_t> &m, int64_t d) -> int64_t {
-    auto it = m.find(d);
-    return it == m.end() ? 0 : it->second;
-  };
-  int64_t n = static_cast<int64_t>(call.team.size());
-  auto isMember = [&](int64_t d) {
-    return std::count(call.team.begin(), call.team.end(), d) > 0;
-  };
-  int64_t values = 0;
-  switch (call.kind) {
-  case SimCollective::Allgather: // Every member receives the others' chunks.
-    for (int64_t d : call.team)
-      values += size(out, d) - size(in, d);
-    break;
-  case SimCollective::AllToAll: // Every member keeps its own chunk.
-    for (int64_t d : call.team)
-      values += n > 0 ? size(out, d) * (n - 1) / n : 0;
-    break;
-  case SimCollective::Allreduce:     // Every member receives n-1 partials ...
-  case SimCollective::ReduceScatter: // ... of its own output chunk.
-    for (int64_t d : call.team)
-      values += size(out, d) * (n - 1);
-    break;
-  case SimCollective::Gather:
-  case SimCollective::Reduce: {
-    int64_t root = call.root.value_or(-1);
-    int64_t others = n - (isMember(root) ? 1 : 0);
-    int64_t chunk = call.kind == SimCollective::Gather ? size(out, root) / std::max<int64_t>(n, 1)
-                                                       : size(out, root);
-    values = chunk * others;
-    break;
-  }
-  case SimCollective::Scatter:
-  case SimCollective::Broadcast:
-    for (int64_t d : call.team)
-      if (!call.root || d != *call.root)
-        values += size(out, d);
-    break;
-  case SimCollective::SendRecv:
-    for (const auto &[src, dst] : call.pairs)
-      if (src != dst)
-        values += size(in, src);
-    break;
-  }
-  return values * elementSize;
-}
 
 class PlanRun {
 public:
@@ -165,6 +93,7 @@ private:
   void runSteps();
   void runStep(const PlanStep &step, StepReport &report);
   void runCompute(const PlanStep &step);
+  void runIndexedCompute(const PlanStep &step);
   void runCopy(const PlanStep &step);
   void runAlias(const PlanStep &step);
   int64_t runCollective(const PlanStep &step);
@@ -208,68 +137,19 @@ private:
 };
 
 void PlanRun::refuseUnverified() const {
-  for (size_t i = 0; i < plan_.steps.size(); ++i) {
-    const PlanStep &s = plan_.steps[i];
-    for (const PlanVerdict &v : s.restsOn)
-      if (v.status != PlanStatus::Proved && !options_.allowUnverified)
-        throw PlanRefused("step " + std::to_string(i) + " rests on a " +
-                          planStatusName(v.status) + " verdict: " + v.edge + " by " + v.claim +
-                          " (" + v.source + (v.detail.empty() ? "" : ": " + v.detail) +
-                          "); run it anyway with --allow-unverified");
-  }
+  refuseUnverifiedSteps(plan_, options_.allowUnverified);
 }
 
 void PlanRun::bindSymbols() {
-  std::vector<std::string> needed = planSymbols(plan_);
-  std::string missing;
-  for (const std::string &s : needed)
-    if (!options_.symbols.count(s))
-      missing += (missing.empty() ? "" : ", ") + s;
-  if (!missing.empty())
-    throwInputError("unbound-symbol",
-                    "the plan's sizes are symbolic: bind " + missing + " (e.g. --bind " +
-                        needed.front() + "=8)",
-                    plan_.fusion.loc);
-  symbols_ = options_.symbols;
-  for (const PlanConstraint &c : plan_.constraints) {
-    auto lhs = c.lhs.evaluate(symbols_), rhs = c.rhs.evaluate(symbols_);
-    bool holds = lhs && rhs &&
-                 (c.kind == PlanConstraint::Kind::Positive ? *lhs >= 1
-                  : c.kind == PlanConstraint::Kind::Equal  ? *lhs == *rhs
-                                                           : *rhs != 0 && *lhs % *rhs == 0);
-    if (!holds)
-      throwInputError("constraint-violated",
-                      "the bindings violate the plan's constraint " + c.text +
-                          ": the proofs cover only sizes that satisfy it",
-                      plan_.fusion.loc);
-  }
+  symbols_ = checkedBindings(plan_, options_.symbols);
 }
 
 void PlanRun::allocate() {
   for (const PlanBuffer &b : plan_.buffers)
     for (const PlanLocal &l : b.local) {
-      const auto &elements = map_->elements(b, l.device);
-      int64_t planned = 1;
-      for (const Extent &e : l.shape) {
-        auto v = e.evaluate(symbols_);
-        if (!v || *v < 0)
-          throwInputError("plan-invalid",
-                          "buffer \"" + b.name + "\" on device " + std::to_string(l.device) +
-                              ": extent " + e.str() + " does not evaluate",
-                          plan_.fusion.loc);
-        planned *= *v;
-      }
-      int64_t actual = static_cast<int64_t>(elements.size());
-      bool derived = b.kind == BufferKind::Packed || b.kind == BufferKind::Unpacked;
-      if (!derived && planned != actual)
-        throwInputError("plan-invalid",
-                        "buffer \"" + b.name + "\" on device " + std::to_string(l.device) +
-                            ": the plan gives it " + std::to_string(planned) +
-                            " slot(s), the layout of its " + bufferKindName(b.kind) +
-                            " gives " + std::to_string(actual),
-                        plan_.fusion.loc);
+      int64_t slots = checkedSlotCount(plan_, *map_, b, l, symbols_);
       if (isLocal(l.device))
-        storage_[{b.name, l.device}] = std::make_shared<SimBuffer>(actual, 0.0);
+        storage_[{b.name, l.device}] = std::make_shared<SimBuffer>(slots, 0.0);
     }
 }
 
@@ -320,7 +200,31 @@ HostTensor PlanRun::globalView(const std::string &bufferName, int64_t device, do
   return view;
 }
 
+void PlanRun::runIndexedCompute(const PlanStep &step) {
+  const PlanBuffer &out = buffer(step.output);
+  for (int64_t d : step.devices) {
+    if (!storage(step.output, d))
+      continue;
+    LocalCompute compute;
+    try {
+      compute = buildLocalCompute(plan_, graph_, *map_, step, d, symbols_);
+    } catch (const LocalComputeError &e) {
+      throw StepFailure{"plan-error", e.what()};
+    }
+    std::map<std::string, std::vector<double> *> buffers;
+    buffers[step.output] = storage(step.output, d);
+    for (const std::string &in : step.inputs)
+      if (!in.empty())
+        buffers[in] = storage(in, d);
+    runLocalComputeOnHost(compute, plan_.fusion, buffers, out.dtype, symbols_);
+  }
+  if (out.kind == BufferKind::Tensor)
+    written_.insert(out.tensor);
+}
+
 void PlanRun::runCompute(const PlanStep &step) {
+  if (options_.indexedCompute)
+    return runIndexedCompute(step);
   const Expr &expr = plan_.fusion.exprs[*step.expr];
   const PlanBuffer &out = buffer(step.output);
   double missing = step.mode == ComputeMode::Partial ? partialIdentity(expr)
@@ -352,41 +256,21 @@ void PlanRun::runCompute(const PlanStep &step) {
 }
 
 void PlanRun::runCopy(const PlanStep &step) {
-  const PlanBuffer &in = buffer(step.inputs[0]);
   const PlanBuffer &out = buffer(step.output);
   for (int64_t d : step.devices) {
     SimBuffer *target = storage(step.output, d);
-    SimBuffer *source = storage(step.inputs[0], d);
     if (!target)
       continue;
-    // Where each producer element sits in the input buffer.
-    std::unordered_map<int64_t, size_t> slotOf;
-    if (source) {
-      const auto &have = map_->elements(in, d);
-      for (size_t o = have.size(); o-- > 0;)
-        if (have[o] != kNoElement)
-          slotOf[have[o]] = o;
+    std::vector<int64_t> gather;
+    try {
+      gather = copyGather(plan_, *map_, step, d);
+    } catch (const LocalComputeError &e) {
+      throw StepFailure{"plan-error", e.what()};
     }
-    // What each output slot expects: a producer element.
-    std::vector<int64_t> expect = map_->elements(out, d);
-    if (out.kind == BufferKind::Tensor) {
-      SC_ASSERT(step.expr && step.operand, "the builder gives a copy into a tensor its edge");
-      for (int64_t &y : expect)
-        if (y != kNoElement)
-          y = map_->neededElement(*step.expr, *step.operand, y);
-    }
-    for (size_t o = 0; o < expect.size(); ++o) {
-      if (expect[o] == kNoElement)
-        continue;
-      auto it = slotOf.find(expect[o]);
-      if (it == slotOf.end())
-        throw StepFailure{"plan-error",
-                          "copy into \"" + out.name + "\" on device " + std::to_string(d) + ": " +
-                              tensorName(in.tensor) + " element " +
-                              std::to_string(expect[o]) + " is not in \"" + in.name +
-                              "\" on that device"};
-      (*target)[o] = (*source)[it->second];
-    }
+    SimBuffer *source = storage(step.inputs[0], d);
+    for (size_t o = 0; o < gather.size(); ++o)
+      if (gather[o] >= 0)
+        (*target)[o] = (*source)[static_cast<size_t>(gather[o])];
   }
   if (out.kind == BufferKind::Tensor)
     written_.insert(out.tensor);
@@ -458,7 +342,7 @@ int64_t PlanRun::runCollective(const PlanStep &step) {
       // Every process checks every device's counts, so all fail alike.
       checkCollectiveCounts(call, teamIn, teamOut);
       backend_.collective(call, teamIn, teamOut, in, out);
-      moved += bytesMoved(call, teamIn, teamOut, elementSize);
+      moved += collectiveBytesMoved(call, teamIn, teamOut, elementSize);
     } catch (const CollectiveError &e) {
       throw StepFailure{"count-error", e.what()};
     }
@@ -471,40 +355,6 @@ int64_t PlanRun::runCollective(const PlanStep &step) {
   if (outBuffer.kind == BufferKind::Tensor)
     written_.insert(outBuffer.tensor);
   return moved;
-}
-
-std::string describe(const Plan &plan, const PlanStep &s) {
-  std::string in = s.inputs.empty() ? std::string() : s.inputs[0];
-  switch (s.kind) {
-  case StepKind::Compute: {
-    const Expr &e = plan.fusion.exprs[*s.expr];
-    std::string operands;
-    for (size_t i = 0; i < s.inputs.size(); ++i)
-      operands += (i ? ", " : "") + (s.inputs[i].empty() ? e.inputs[i].scalar : s.inputs[i]);
-    std::string mode = s.mode == ComputeMode::Whole ? "" : std::string(" [") +
-                                                              computeModeName(s.mode) + "]";
-    return s.output + " = " + e.op + "(" + operands + ")" + mode;
-  }
-  case StepKind::Collective: {
-    std::string teams;
-    for (const PlanTeam &t : s.teams) {
-      if (!t.pairs.empty()) {
-        for (const auto &[src, dst] : t.pairs)
-          teams += " " + std::to_string(src) + "->" + std::to_string(dst);
-        continue;
-      }
-      teams += devicesStr(t.devices);
-      if (t.root)
-        teams += " root " + std::to_string(*t.root);
-    }
-    return s.collective + " " + in + " -> " + s.output + " over " + teams;
-  }
-  case StepKind::Alias:
-    return "alias " + in + " -> " + s.output;
-  case StepKind::Copy:
-    return "copy " + in + " -> " + s.output;
-  }
-  return "?";
 }
 
 void PlanRun::runStep(const PlanStep &step, StepReport &report) {
@@ -530,7 +380,7 @@ void PlanRun::runSteps() {
     StepReport r;
     r.index = i;
     r.kind = stepKindName(step.kind);
-    r.description = describe(plan_, step);
+    r.description = describeStep(plan_, step);
     r.devices = step.devices;
     r.verified = step.verified();
     if (!report_.failure) {
@@ -550,63 +400,16 @@ void PlanRun::runSteps() {
   }
 }
 
-/// The number of terms summed into an element of `t`, along the longest
-/// chain of reductions that feeds it (widens float tolerances).
-int64_t reductionLength(const Fusion &f, TensorNum t, const Bindings &symbols,
-                        std::map<TensorNum, int64_t> &memo) {
-  if (auto it = memo.find(t); it != memo.end())
-    return it->second;
-  memo[t] = 1;
-  const Expr *e = f.producerExpr(t);
-  int64_t length = 1;
-  if (e) {
-    for (TensorNum in : e->tensorInputs())
-      length = std::max(length, reductionLength(f, in, symbols, memo));
-    if (isReductionOp(*e) && !e->tensorInputs().empty()) {
-      int64_t in = elementCount(referenceShape(f, e->tensorInputs()[0], symbols));
-      int64_t out = std::max<int64_t>(1, elementCount(referenceShape(f, t, symbols)));
-      int64_t own = e->kind == OpKind::Reduction
-                        ? std::max<int64_t>(1, in / out)
-                        : std::max<int64_t>(1, referenceShape(f, e->tensorInputs()[0], symbols)
-                                                   .back());
-      length *= own;
-    }
-  }
-  return memo[t] = length;
-}
-
-/// The tolerance of tensor `t`: its own dtype's, widened by the reduction
-/// length, and at least that of every computed tensor it is computed from
-/// (a float tensor cast from a bfloat16 result carries bfloat16's error).
-Tolerance tensorTolerance(const Fusion &f, TensorNum t, const Bindings &symbols,
-                          std::map<TensorNum, int64_t> &lengths,
-                          std::map<TensorNum, Tolerance> &memo) {
-  if (auto it = memo.find(t); it != memo.end())
-    return it->second;
-  Tolerance tol = toleranceFor(f.tensor(t).dtype, reductionLength(f, t, symbols, lengths));
-  memo[t] = tol;
-  if (const Expr *e = f.producerExpr(t))
-    for (TensorNum in : e->tensorInputs()) {
-      if (!f.producerExpr(in))
-        continue; // An input: the same rounded values on both sides.
-      Tolerance up = tensorTolerance(f, in, symbols, lengths, memo);
-      tol.rtol = std::max(tol.rtol, up.rtol);
-      tol.atol = std::max(tol.atol, up.atol);
-    }
-  return memo[t] = tol;
-}
-
 void PlanRun::validate() {
   std::set<TensorNum> outputs(plan_.fusion.outputs.begin(), plan_.fusion.outputs.end());
-  std::map<TensorNum, int64_t> lengths;
-  std::map<TensorNum, Tolerance> tolerances;
+  ToleranceTable tolerances(plan_.fusion, symbols_);
   for (TensorNum t : written_) {
     const PlanBuffer *b = plan_.buffer(tensorName(t));
     std::map<int64_t, std::vector<double>> buffers;
     for (const PlanLocal &l : b->local)
       if (SimBuffer *s = storage(b->name, l.device))
         buffers[l.device] = *s;
-    Tolerance tol = tensorTolerance(plan_.fusion, t, symbols_, lengths, tolerances);
+    Tolerance tol = tolerances.of(t);
     std::vector<int64_t> local(local_.begin(), local_.end());
     report_.tensors.push_back(TensorCheck{compareWithReference(map_->layout(t),
                                                                reference_.value(t), buffers,

@@ -90,6 +90,8 @@ struct RunReport {
 /// move data between devices. The sim backend holds every device in this
 /// process; the mpi backend one device per process, moving data through MPI.
 /// Buffers are host buffers of doubles in both.
+struct RunOptions;
+
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -120,6 +122,9 @@ public:
   virtual std::optional<RunFailure> agreeOnFailure(const std::optional<RunFailure> &local);
   /// After the run: every process's tensor checks, merged at the leader.
   virtual std::vector<TensorCheck> gatherChecks(const std::vector<TensorCheck> &local);
+  /// Runs a whole plan. The default is runPlan over this backend's host
+  /// buffers; a backend with its own buffers (nccl: GPU memory) overrides it.
+  virtual RunReport run(const Plan &plan, const RunOptions &options);
 };
 
 /// The sim backend: every device in this process, the collectives of
@@ -144,6 +149,10 @@ struct RunOptions {
   Bindings symbols;
   uint64_t seed = 1;
   bool allowUnverified = false;
+  /// Run compute steps from index maps over local buffers
+  /// (executor/LocalCompute.h), the form GPU kernels run, instead of
+  /// evaluating the op over the device's elements of global-shaped views.
+  bool indexedCompute = false;
 };
 
 /// The plan has steps resting on refuted or unknown verdicts and the run was

@@ -33,6 +33,8 @@ options:
   --bind-auto            bind every other symbol to a small size that satisfies
                          the plan's constraints (printed)
   --report FILE          write a JSON report to FILE
+  --indexed-compute      run compute steps from index maps over local buffers,
+                         as GPU kernels do (sim and mpi backends)
   --allow-unverified     run steps resting on refuted or unknown verdicts
                          (to reproduce a refuted compiler lowering)
   --quiet                print only failures and the result line
@@ -85,6 +87,8 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
     }
     if (a == "--quiet") {
       o.quiet = true;
+    } else if (a == "--indexed-compute") {
+      o.run.indexedCompute = true;
     } else if (a == "--bind-auto") {
       o.bindAuto = true;
     } else if (a == "--allow-unverified") {
@@ -276,7 +280,7 @@ RunReport loadAndRun(Options &o, Backend &backend, std::ostream &out) {
       out << "\n";
     }
   }
-  return runPlan(plan, o.run, backend);
+  return backend.run(plan, o.run);
 }
 
 /// Prints the run (leader only) and writes the report; returns the status.

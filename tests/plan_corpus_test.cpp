@@ -404,9 +404,14 @@ FusionOutcome checkPlanAndRun(const Fusion &fusion, const std::string &file,
   for (uint64_t seed : seeds) {
     try {
       SimBackend sim;
-      RunReport r = runPlan(loaded, RunOptions{*bindings, seed, false}, sim);
+      RunReport r = runPlan(loaded, RunOptions{*bindings, seed, false, false}, sim);
       if (!r.matches())
         out.failures.push_back(describeRun(r));
+      // The same run through index maps over local buffers, as GPU kernels
+      // compute (executor/LocalCompute.h), must match too.
+      RunReport indexed = runPlan(loaded, RunOptions{*bindings, seed, false, true}, sim);
+      if (!indexed.matches())
+        out.failures.push_back("indexed compute: " + describeRun(indexed));
     } catch (const std::exception &e) {
       out.failures.push_back("seed " + std::to_string(seed) + ", bindings " +
                              bindingsText(*bindings) + ": runPlan threw: " + e.what());

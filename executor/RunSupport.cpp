@@ -1,0 +1,263 @@
+// Running a plan, independent of where buffers live; see RunSupport.h.
+#include "executor/RunSupport.h"
+
+#include "executor/LocalCompute.h"
+#include "executor/Reference.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace shardcheck {
+
+namespace {
+
+std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
+
+std::string devicesStr(const std::vector<int64_t> &v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? " " : "") + std::to_string(v[i]);
+  return s + ")";
+}
+
+} // namespace
+
+void refuseUnverifiedSteps(const Plan &plan, bool allowUnverified) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep &s = plan.steps[i];
+    for (const PlanVerdict &v : s.restsOn)
+      if (v.status != PlanStatus::Proved && !allowUnverified)
+        throw PlanRefused("step " + std::to_string(i) + " rests on a " +
+                          planStatusName(v.status) + " verdict: " + v.edge + " by " + v.claim +
+                          " (" + v.source + (v.detail.empty() ? "" : ": " + v.detail) +
+                          "); run it anyway with --allow-unverified");
+  }
+}
+
+Bindings checkedBindings(const Plan &plan, const Bindings &given) {
+  std::vector<std::string> needed = planSymbols(plan);
+  std::string missing;
+  for (const std::string &s : needed)
+    if (!given.count(s))
+      missing += (missing.empty() ? "" : ", ") + s;
+  if (!missing.empty())
+    throwInputError("unbound-symbol",
+                    "the plan's sizes are symbolic: bind " + missing + " (e.g. --bind " +
+                        needed.front() + "=8)",
+                    plan.fusion.loc);
+  Bindings symbols = given;
+  for (const PlanConstraint &c : plan.constraints) {
+    auto lhs = c.lhs.evaluate(symbols), rhs = c.rhs.evaluate(symbols);
+    bool holds = lhs && rhs &&
+                 (c.kind == PlanConstraint::Kind::Positive ? *lhs >= 1
+                  : c.kind == PlanConstraint::Kind::Equal  ? *lhs == *rhs
+                                                           : *rhs != 0 && *lhs % *rhs == 0);
+    if (!holds)
+      throwInputError("constraint-violated",
+                      "the bindings violate the plan's constraint " + c.text +
+                          ": the proofs cover only sizes that satisfy it",
+                      plan.fusion.loc);
+  }
+  return symbols;
+}
+
+int64_t checkedSlotCount(const Plan &plan, const BufferMap &map, const PlanBuffer &b,
+                         const PlanLocal &l, const Bindings &symbols) {
+  int64_t planned = 1;
+  for (const Extent &e : l.shape) {
+    auto v = e.evaluate(symbols);
+    if (!v || *v < 0)
+      throwInputError("plan-invalid",
+                      "buffer \"" + b.name + "\" on device " + std::to_string(l.device) +
+                          ": extent " + e.str() + " does not evaluate",
+                      plan.fusion.loc);
+    planned *= *v;
+  }
+  int64_t actual = static_cast<int64_t>(map.elements(b, l.device).size());
+  bool derived = b.kind == BufferKind::Packed || b.kind == BufferKind::Unpacked;
+  if (!derived && planned != actual)
+    throwInputError("plan-invalid",
+                    "buffer \"" + b.name + "\" on device " + std::to_string(l.device) +
+                        ": the plan gives it " + std::to_string(planned) +
+                        " slot(s), the layout of its " + bufferKindName(b.kind) + " gives " +
+                        std::to_string(actual),
+                    plan.fusion.loc);
+  return actual;
+}
+
+std::vector<int64_t> copyGather(const Plan &plan, const BufferMap &map, const PlanStep &step,
+                                int64_t device) {
+  const PlanBuffer &in = *plan.buffer(step.inputs[0]);
+  const PlanBuffer &out = *plan.buffer(step.output);
+  // Where each producer element sits in the input buffer.
+  std::unordered_map<int64_t, int64_t> slotOf;
+  const auto &have = map.elements(in, device);
+  for (size_t o = have.size(); o-- > 0;)
+    if (have[o] != kNoElement)
+      slotOf[have[o]] = static_cast<int64_t>(o);
+  // What each output slot expects: a producer element.
+  std::vector<int64_t> gather = map.elements(out, device);
+  bool intoConsumer = out.kind == BufferKind::Tensor;
+  SC_ASSERT(!intoConsumer || (step.expr && step.operand),
+            "the loader gives a copy into a tensor its edge");
+  for (int64_t &slot : gather) {
+    if (slot == kNoElement) {
+      slot = -1;
+      continue;
+    }
+    int64_t x = intoConsumer ? map.neededElement(*step.expr, *step.operand, slot) : slot;
+    auto it = slotOf.find(x);
+    if (it == slotOf.end())
+      throw LocalComputeError("copy into \"" + out.name + "\" on device " +
+                              std::to_string(device) + ": " + tensorName(in.tensor) +
+                              " element " + std::to_string(x) + " is not in \"" + in.name +
+                              "\" on that device");
+    slot = it->second;
+  }
+  return gather;
+}
+
+std::string describeStep(const Plan &plan, const PlanStep &s) {
+  std::string in = s.inputs.empty() ? std::string() : s.inputs[0];
+  switch (s.kind) {
+  case StepKind::Compute: {
+    const Expr &e = plan.fusion.exprs[*s.expr];
+    std::string operands;
+    for (size_t i = 0; i < s.inputs.size(); ++i)
+      operands += (i ? ", " : "") + (s.inputs[i].empty() ? e.inputs[i].scalar : s.inputs[i]);
+    std::string mode = s.mode == ComputeMode::Whole ? "" : std::string(" [") +
+                                                              computeModeName(s.mode) + "]";
+    return s.output + " = " + e.op + "(" + operands + ")" + mode;
+  }
+  case StepKind::Collective: {
+    std::string teams;
+    for (const PlanTeam &t : s.teams) {
+      if (!t.pairs.empty()) {
+        for (const auto &[src, dst] : t.pairs)
+          teams += " " + std::to_string(src) + "->" + std::to_string(dst);
+        continue;
+      }
+      teams += devicesStr(t.devices);
+      if (t.root)
+        teams += " root " + std::to_string(*t.root);
+    }
+    return s.collective + " " + in + " -> " + s.output + " over " + teams;
+  }
+  case StepKind::Alias:
+    return "alias " + in + " -> " + s.output;
+  case StepKind::Copy:
+    return "copy " + in + " -> " + s.output;
+  }
+  return "?";
+}
+
+std::optional<SimCollective> parseSimCollective(const std::string &name) {
+  static const std::map<std::string, SimCollective> kinds = {
+      {"Allgather", SimCollective::Allgather}, {"Gather", SimCollective::Gather},
+      {"Scatter", SimCollective::Scatter},     {"Broadcast", SimCollective::Broadcast},
+      {"AllToAll", SimCollective::AllToAll},   {"Allreduce", SimCollective::Allreduce},
+      {"Reduce", SimCollective::Reduce},       {"ReduceScatter", SimCollective::ReduceScatter},
+      {"SendRecv", SimCollective::SendRecv}};
+  auto it = kinds.find(name);
+  return it == kinds.end() ? std::nullopt : std::optional<SimCollective>(it->second);
+}
+
+ReduceOp parseReduceOp(const std::string &op) {
+  if (op == "prod")
+    return ReduceOp::Prod;
+  if (op == "max")
+    return ReduceOp::Max;
+  if (op == "min")
+    return ReduceOp::Min;
+  return ReduceOp::Sum;
+}
+
+/// Bytes a collective delivers from other devices (StepReport::bytesMoved).
+int64_t collectiveBytesMoved(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in,
+                             const std::map<int64_t, int64_t> &out, int elementSize) {
+  auto size = [](const std::map<int64_t, int64_t> &m, int64_t d) -> int64_t {
+    auto it = m.find(d);
+    return it == m.end() ? 0 : it->second;
+  };
+  int64_t n = static_cast<int64_t>(call.team.size());
+  auto isMember = [&](int64_t d) {
+    return std::count(call.team.begin(), call.team.end(), d) > 0;
+  };
+  int64_t values = 0;
+  switch (call.kind) {
+  case SimCollective::Allgather: // Every member receives the others' chunks.
+    for (int64_t d : call.team)
+      values += size(out, d) - size(in, d);
+    break;
+  case SimCollective::AllToAll: // Every member keeps its own chunk.
+    for (int64_t d : call.team)
+      values += n > 0 ? size(out, d) * (n - 1) / n : 0;
+    break;
+  case SimCollective::Allreduce:     // Every member receives n-1 partials ...
+  case SimCollective::ReduceScatter: // ... of its own output chunk.
+    for (int64_t d : call.team)
+      values += size(out, d) * (n - 1);
+    break;
+  case SimCollective::Gather:
+  case SimCollective::Reduce: {
+    int64_t root = call.root.value_or(-1);
+    int64_t others = n - (isMember(root) ? 1 : 0);
+    int64_t chunk = call.kind == SimCollective::Gather ? size(out, root) / std::max<int64_t>(n, 1)
+                                                       : size(out, root);
+    values = chunk * others;
+    break;
+  }
+  case SimCollective::Scatter:
+  case SimCollective::Broadcast:
+    for (int64_t d : call.team)
+      if (!call.root || d != *call.root)
+        values += size(out, d);
+    break;
+  case SimCollective::SendRecv:
+    for (const auto &[src, dst] : call.pairs)
+      if (src != dst)
+        values += size(in, src);
+    break;
+  }
+  return values * elementSize;
+}
+
+int64_t ToleranceTable::reductionLength(TensorNum t) {
+  if (auto it = lengths_.find(t); it != lengths_.end())
+    return it->second;
+  lengths_[t] = 1;
+  const Expr *e = fusion_.producerExpr(t);
+  int64_t length = 1;
+  if (e) {
+    for (TensorNum in : e->tensorInputs())
+      length = std::max(length, reductionLength(in));
+    if (isReductionOp(*e) && !e->tensorInputs().empty()) {
+      std::vector<int64_t> inShape = referenceShape(fusion_, e->tensorInputs()[0], symbols_);
+      int64_t in = elementCount(inShape);
+      int64_t out = std::max<int64_t>(1, elementCount(referenceShape(fusion_, t, symbols_)));
+      int64_t own = e->kind == OpKind::Reduction || inShape.empty()
+                        ? std::max<int64_t>(1, in / out)
+                        : std::max<int64_t>(1, inShape.back());
+      length *= own;
+    }
+  }
+  return lengths_[t] = length;
+}
+
+Tolerance ToleranceTable::of(TensorNum t) {
+  if (auto it = tolerances_.find(t); it != tolerances_.end())
+    return it->second;
+  Tolerance tol = toleranceFor(fusion_.tensor(t).dtype, reductionLength(t));
+  tolerances_[t] = tol;
+  if (const Expr *e = fusion_.producerExpr(t))
+    for (TensorNum in : e->tensorInputs()) {
+      if (!fusion_.producerExpr(in))
+        continue; // An input: the same rounded values on both sides.
+      Tolerance up = of(in);
+      tol.rtol = std::max(tol.rtol, up.rtol);
+      tol.atol = std::max(tol.atol, up.atol);
+    }
+  return tolerances_[t] = tol;
+}
+
+} // namespace shardcheck

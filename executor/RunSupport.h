@@ -1,0 +1,72 @@
+// The parts of running a plan that do not depend on where buffers live:
+// shared by the host executor (Executor.cpp: sim, mpi) and the GPU executor
+// (executor/gpu/), so both refuse, bind, check sizes, describe, place copies
+// and judge results the same way.
+//
+// This file does not hold buffers or run anything.
+#pragma once
+
+#include "executor/BufferMap.h"
+#include "executor/Executor.h"
+#include "executor/Validate.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardcheck {
+
+/// Throws PlanRefused when a step rests on a refuted or unknown verdict and
+/// `allowUnverified` is false.
+void refuseUnverifiedSteps(const Plan &plan, bool allowUnverified);
+
+/// `given` when it binds every symbol of the plan and satisfies every
+/// constraint; else an InputError (unbound-symbol, constraint-violated).
+Bindings checkedBindings(const Plan &plan, const Bindings &given);
+
+/// The slot count of buffer `b` on `local.device` from the executor's
+/// layouts, after checking that the plan's local shape gives the same
+/// (packed and unpacked buffers are sized by their content). InputError on a
+/// disagreement: the plan is inconsistent.
+int64_t checkedSlotCount(const Plan &plan, const BufferMap &map, const PlanBuffer &b,
+                         const PlanLocal &local, const Bindings &symbols);
+
+/// For a copy step on `device`: per output slot, the input slot holding the
+/// element it expects (-1 for padding). Throws LocalComputeError when the
+/// input does not hold an expected element (a plan error).
+std::vector<int64_t> copyGather(const Plan &plan, const BufferMap &map, const PlanStep &step,
+                                int64_t device);
+
+/// `Allgather T1 -> T3 over (0 1)`, `T2 = +(T0, T3)`, `alias T1 -> T3`.
+std::string describeStep(const Plan &plan, const PlanStep &step);
+
+/// The collective a plan step names (AllToAllv has none: it is separate).
+std::optional<SimCollective> parseSimCollective(const std::string &name);
+/// `sum`, `prod`, `max`, `min` (default sum).
+ReduceOp parseReduceOp(const std::string &op);
+
+/// Bytes a collective delivers from other devices (StepReport::bytesMoved),
+/// from every participant's buffer sizes.
+int64_t collectiveBytesMoved(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in,
+                             const std::map<int64_t, int64_t> &out, int elementSize);
+
+/// The tolerance each tensor is judged with: its dtype's, widened by the
+/// reduction length along the longest chain of reductions feeding it, and
+/// at least that of every computed tensor it is computed from (a float
+/// tensor cast from a bfloat16 result carries bfloat16's error).
+class ToleranceTable {
+public:
+  ToleranceTable(const Fusion &fusion, const Bindings &symbols)
+      : fusion_(fusion), symbols_(symbols) {}
+  Tolerance of(TensorNum t);
+
+private:
+  int64_t reductionLength(TensorNum t);
+  const Fusion &fusion_;
+  const Bindings &symbols_;
+  std::map<TensorNum, int64_t> lengths_;
+  std::map<TensorNum, Tolerance> tolerances_;
+};
+
+} // namespace shardcheck
