@@ -4,6 +4,9 @@
 #ifdef SHARDCHECK_HAVE_MPI
 #include "executor/mpi/MpiBackend.h"
 #endif
+#ifdef SHARDCHECK_HAVE_GPU
+#include "executor/gpu/GpuExecutor.h"
+#endif
 
 namespace shardcheck {
 
@@ -12,12 +15,31 @@ std::vector<std::string> availableBackends() {
 #ifdef SHARDCHECK_HAVE_MPI
   names.push_back("mpi");
 #endif
+#ifdef SHARDCHECK_HAVE_GPU
+  names.push_back("nccl");
+#endif
   return names;
 }
 
-std::unique_ptr<Backend> createBackend(const std::string &name, std::string &why) {
+std::unique_ptr<Backend> createBackend(const std::string &name, const BackendOptions &options,
+                                       std::string &why) {
   if (name == "sim")
     return std::make_unique<SimBackend>();
+#ifdef SHARDCHECK_HAVE_GPU
+  if (name == "nccl") {
+    std::unique_ptr<Backend> coordinator;
+    if (launchedAsSeveralProcesses()) {
+#ifdef SHARDCHECK_HAVE_MPI
+      coordinator = std::make_unique<MpiBackend>();
+#else
+      why = "one process per GPU needs MPI, which this run-plan was built without";
+      return nullptr;
+#endif
+    }
+    return std::make_unique<GpuBackend>(GpuConfig{options.gpus, options.timeoutSeconds},
+                                        std::move(coordinator));
+  }
+#endif
 #ifdef SHARDCHECK_HAVE_MPI
   if (name == "mpi")
     return std::make_unique<MpiBackend>();
@@ -33,7 +55,12 @@ std::unique_ptr<Backend> createBackend(const std::string &name, std::string &why
 
 int agreeOnExitStatus(Backend &backend, int status) {
 #ifdef SHARDCHECK_HAVE_MPI
-  if (auto *mpi = dynamic_cast<MpiBackend *>(&backend))
+  Backend *coordinating = &backend;
+#ifdef SHARDCHECK_HAVE_GPU
+  if (auto *gpu = dynamic_cast<GpuBackend *>(&backend); gpu && gpu->coordinator())
+    coordinating = gpu->coordinator();
+#endif
+  if (auto *mpi = dynamic_cast<MpiBackend *>(coordinating))
     return mpi->agreeOnStatus(status);
 #endif
   (void)backend;

@@ -155,6 +155,13 @@ struct RunOptions {
   bool indexedCompute = false;
 };
 
+/// The machine failed the run outside any step (a CUDA or NCCL error while
+/// setting up or tearing down): not the plan's fault, but no result either.
+class BackendError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 /// The plan has steps resting on refuted or unknown verdicts and the run was
 /// not told to run them anyway.
 class PlanRefused : public std::runtime_error {

@@ -26,8 +26,14 @@ reference evaluated in double precision.
 
 options:
   --backend NAME         where to run: sim (default: simulated devices in this
-                         process) or mpi (one process per device, under
-                         mpirun -np <devices>)
+                         process), mpi (one process per device, under
+                         mpirun -np <devices>) or nccl (GPUs: one process
+                         driving one GPU per device, or one process per GPU
+                         under mpirun)
+  --gpus N               nccl, one process: the GPUs to drive (default: one
+                         per plan device)
+  --timeout-s S          nccl: a collective that does not finish within S
+                         seconds aborts the run (default 60)
   --seed N               seed of the pseudo-random inputs (default 1)
   --bind NAME=VALUE      value of a symbolic extent (repeat for each symbol)
   --bind-auto            bind every other symbol to a small size that satisfies
@@ -48,6 +54,7 @@ usage; 3 the plan rests on refuted or unknown verdicts (see
 )";
 
 struct Options {
+  BackendOptions backendOptions;
   bool bindAuto = false;
   std::string backend = "sim";
   RunOptions run;
@@ -87,6 +94,18 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
     }
     if (a == "--quiet") {
       o.quiet = true;
+    } else if (a == "--gpus") {
+      auto v = value();
+      auto n = v ? parseInteger(*v, false) : std::nullopt;
+      if (!n || *n < 1 || *n > 4096)
+        return bad("--gpus takes a GPU count");
+      o.backendOptions.gpus = static_cast<int>(*n);
+    } else if (a == "--timeout-s") {
+      auto v = value();
+      auto n = v ? parseInteger(*v, false) : std::nullopt;
+      if (!n || *n < 1)
+        return bad("--timeout-s takes a positive number of seconds");
+      o.backendOptions.timeoutSeconds = static_cast<double>(*n);
     } else if (a == "--indexed-compute") {
       o.run.indexedCompute = true;
     } else if (a == "--bind-auto") {
@@ -311,7 +330,7 @@ int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ost
   if (auto status = parseArgs(args, o, out, err))
     return *status;
   std::string why;
-  std::unique_ptr<Backend> backend = createBackend(o.backend, why);
+  std::unique_ptr<Backend> backend = createBackend(o.backend, o.backendOptions, why);
   if (!backend) {
     err << "run-plan: error: " << why << "\n";
     return 2;
@@ -331,6 +350,9 @@ int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ost
     if (leader)
       err << o.plan << ": error: plan refused: " << e.what() << "\n";
     status = 3;
+  } catch (const BackendError &e) {
+    err << o.plan << ": error: the " << o.backend << " backend failed: " << e.what() << "\n";
+    status = 1;
   }
   return agreeOnExitStatus(*backend, status);
 }

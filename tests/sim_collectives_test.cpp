@@ -720,3 +720,70 @@ TEST(SimCollectiveProperty, AllToAllvWithEqualCountsIsAllToAll) {
     EXPECT_EQ(a.out, v.out) << "iteration " << iter;
   }
 }
+
+/// checkCollectiveCounts (sizes only, what multi-process backends run on every
+/// process) must throw exactly when runSimCollective does, with the same
+/// message, for random kinds, teams, roots and buffer sizes.
+TEST(SimCollectiveProperty, CountCheckAgreesWithTheCollective) {
+  std::mt19937_64 rng(7);
+  const SimCollective kinds[] = {SimCollective::Allgather,     SimCollective::Gather,
+                                 SimCollective::Scatter,       SimCollective::Broadcast,
+                                 SimCollective::AllToAll,      SimCollective::Allreduce,
+                                 SimCollective::Reduce,        SimCollective::ReduceScatter,
+                                 SimCollective::SendRecv};
+  int agreedThrows = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    SimCollectiveCall call;
+    call.kind = kinds[rng() % 9];
+    int n = 1 + static_cast<int>(rng() % 4);
+    for (int d = 0; d < n; ++d)
+      call.team.push_back(d);
+    std::shuffle(call.team.begin(), call.team.end(), rng);
+    if (rng() % 2)
+      call.root = static_cast<int64_t>(rng() % (n + 1)); // Sometimes outside the team.
+    if (call.kind == SimCollective::SendRecv)
+      for (int d = 0; d < n; ++d)
+        call.pairs.emplace_back(d, (d + 1 + static_cast<int>(rng() % n)) % (n + 1));
+    std::map<int64_t, SimBuffer> inBuffers, outBuffers;
+    std::map<int64_t, int64_t> inSizes, outSizes;
+    for (int d = 0; d <= n; ++d) {
+      // Sizes are mostly consistent (multiples of small chunks), sometimes off.
+      int64_t k = 1 + static_cast<int64_t>(rng() % 3);
+      int64_t in = rng() % 4 == 0 ? static_cast<int64_t>(rng() % 7)
+                                  : k * static_cast<int64_t>(1 + rng() % 2) * n;
+      int64_t out = rng() % 4 == 0 ? static_cast<int64_t>(rng() % 7) : in;
+      if (rng() % 8) {
+        inBuffers[d] = SimBuffer(static_cast<size_t>(in), 1.0);
+        inSizes[d] = in;
+      }
+      if (rng() % 8) {
+        outBuffers[d] = SimBuffer(static_cast<size_t>(out), 0.0);
+        outSizes[d] = out;
+      }
+    }
+    std::map<int64_t, const SimBuffer *> in;
+    std::map<int64_t, SimBuffer *> out;
+    for (auto &[d, b] : inBuffers)
+      in[d] = &b;
+    for (auto &[d, b] : outBuffers)
+      out[d] = &b;
+    std::string runError, checkError;
+    try {
+      runSimCollective(call, in, out);
+    } catch (const CollectiveError &e) {
+      runError = e.what();
+    }
+    try {
+      checkCollectiveCounts(call, inSizes, outSizes);
+    } catch (const CollectiveError &e) {
+      checkError = e.what();
+    }
+    ASSERT_EQ(checkError.empty(), runError.empty())
+        << "trial " << trial << ": run: '" << runError << "' check: '" << checkError << "'";
+    if (!runError.empty()) {
+      EXPECT_EQ(checkError, runError) << "trial " << trial;
+      ++agreedThrows;
+    }
+  }
+  EXPECT_GT(agreedThrows, 500);
+}

@@ -391,6 +391,10 @@ std::vector<TensorCheck> MpiBackend::gatherChecks(const std::vector<TensorCheck>
   return merged;
 }
 
+void MpiBackend::broadcastBytes(void *data, size_t bytes) {
+  MPI_Bcast(data, count(static_cast<int64_t>(bytes)), MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
 int MpiBackend::agreeOnStatus(int status) {
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return status;

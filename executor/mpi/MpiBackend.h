@@ -56,6 +56,9 @@ public:
 
   /// The same exit status on every process: the leader's.
   int agreeOnStatus(int status);
+  /// Copies the leader's `bytes` bytes at `data` into every process's `data`
+  /// (how the nccl backend shares NCCL's unique id).
+  void broadcastBytes(void *data, size_t bytes);
 
 private:
   struct Comms;
