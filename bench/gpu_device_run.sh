@@ -9,6 +9,7 @@ carry="$1" out="$2"; shift 2
 what="${*:-tests plans plans-mpi pointwise collectives}"
 bin="$carry/bin"
 mkdir -p "$out"
+logs="$(mktemp -d)" # Per-plan logs; only unexpected ones are copied to OUT_DIR.
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 gpus=$(nvidia-smi -L | wc -l)
 { nvidia-smi -L; nvcc --version | tail -1; } > "$out/machine.txt" 2>&1
@@ -24,15 +25,15 @@ run_plans() { # $1 = mode (one|mpi)
     local flags=(--backend nccl --bind-auto --quiet --timeout-s 60)
     [[ "$name" == nvfuser_* ]] && flags+=(--allow-unverified)
     if [ "$mode" = one ]; then
-      timeout 300 "$bin/run-plan" "${flags[@]}" "$plan" > "$out/plan-$mode-$name.log" 2>&1 || status=$?
+      timeout 300 "$bin/run-plan" "${flags[@]}" "$plan" > "$logs/plan-$mode-$name.log" 2>&1 || status=$?
     else
       timeout 300 mpirun --allow-run-as-root -np "$n" "$bin/run-plan" "${flags[@]}" "$plan" \
-        > "$out/plan-$mode-$name.log" 2>&1 || status=$?
+        > "$logs/plan-$mode-$name.log" 2>&1 || status=$?
     fi
     local want=0
     [[ "$name" == nvfuser_* ]] && want=1
-    if [ "$status" -eq "$want" ]; then ok=$((ok + 1)); else bad=$((bad + 1)); echo "UNEXPECTED $mode $name: exit $status"; tail -5 "$out/plan-$mode-$name.log"; fi
-    echo "$mode $name n=$n exit=$status $(grep '^result:' "$out/plan-$mode-$name.log")" >> "$out/plans-$mode.txt"
+    if [ "$status" -eq "$want" ]; then ok=$((ok + 1)); else bad=$((bad + 1)); echo "UNEXPECTED $mode $name: exit $status"; tail -5 "$logs/plan-$mode-$name.log"; cp "$logs/plan-$mode-$name.log" "$out/"; fi
+    echo "$mode $name n=$n exit=$status $(grep '^result:' "$logs/plan-$mode-$name.log")" >> "$out/plans-$mode.txt"
   done
   echo "== plans ($mode process mode): $ok as expected, $bad unexpected"
 }
@@ -43,7 +44,7 @@ for w in $what; do
     plans) run_plans one ;;
     plans-mpi) run_plans mpi ;;
     pointwise) "$bin/gpu-pointwise-bench" > "$out/pointwise.txt" 2>&1; echo "== pointwise: exit $?"; cat "$out/pointwise.txt" ;;
-    collectives) "$bin/nccl-collectives-bench" --gpus "$gpus" > "$out/collectives.txt" 2>&1; echo "== collectives: exit $?"; cat "$out/collectives.txt" ;;
+    collectives) "$bin/nccl-collectives-bench" --gpus "$gpus" ${COLLECTIVE_ARGS:-} > "$out/collectives.txt" 2>&1; echo "== collectives: exit $?"; cat "$out/collectives.txt" ;;
     sanitizer)
       for plan in "$carry"/plans/rule_allgather_1d_logical.json "$carry"/plans/op_linear_megatron_mlp.json; do
         compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/run-plan" --backend nccl --bind-auto --quiet "$plan" > "$out/sanitizer-$(basename "$plan" .json).log" 2>&1
