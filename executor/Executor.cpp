@@ -64,12 +64,6 @@ namespace {
 
 std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
 
-/// A step failed while running; becomes RunReport::failure.
-struct StepFailure {
-  std::string kind;
-  std::string message;
-};
-
 class PlanRun {
 public:
   PlanRun(const Plan &plan, const RunOptions &options, Backend &backend)
@@ -375,29 +369,9 @@ void PlanRun::runStep(const PlanStep &step, StepReport &report) {
 }
 
 void PlanRun::runSteps() {
-  for (size_t i = 0; i < plan_.steps.size(); ++i) {
-    const PlanStep &step = plan_.steps[i];
-    StepReport r;
-    r.index = i;
-    r.kind = stepKindName(step.kind);
-    r.description = describeStep(plan_, step);
-    r.devices = step.devices;
-    r.verified = step.verified();
-    if (!report_.failure) {
-      std::optional<RunFailure> failure;
-      auto start = std::chrono::steady_clock::now();
-      try {
-        runStep(step, r);
-      } catch (const StepFailure &f) {
-        failure = RunFailure{i, f.kind, f.message};
-      }
-      // A failure on one process stops all of them at the same step.
-      report_.failure = backend_.agreeOnFailure(failure);
-      r.status = report_.failure ? "failed" : "ok";
-      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
-    report_.steps.push_back(r);
-  }
+  runStepsInOrder(plan_, backend_, report_, [this](size_t, const PlanStep &step, StepReport &r) {
+    runStep(step, r);
+  });
 }
 
 void PlanRun::validate() {

@@ -32,25 +32,12 @@ ReduceOp reduceOpOf(const Expr &e) {
                        : ReduceOp::Sum;
 }
 
-double identityOf(ReduceOp op) {
-  switch (op) {
-  case ReduceOp::Sum:
-    return 0.0;
-  case ReduceOp::Prod:
-    return 1.0;
-  case ReduceOp::Max:
-    return -std::numeric_limits<double>::infinity();
-  case ReduceOp::Min:
-    return std::numeric_limits<double>::infinity();
-  }
-  return 0.0;
-}
 
 /// A reduction's starting value: its printed initial value, else identity.
 double initialValue(const Expr &e, ReduceOp op, const Bindings &symbols) {
   std::string text = e.attr("initial value");
   if (text.empty())
-    return identityOf(op);
+    return reduceIdentity(op);
   auto v = parseScalar(text, symbols);
   if (!v)
     throwInputError("bad-scalar", "cannot read the initial value `" + text + "`", e.loc);
@@ -137,7 +124,7 @@ LocalCompute Builder::segmentReduce() {
   LocalCompute c;
   c.form = LocalCompute::Form::SegmentReduce;
   c.op = reduceOpOf(expr_);
-  c.init = partial() ? identityOf(c.op) : initialValue(expr_, c.op, symbols_);
+  c.init = partial() ? reduceIdentity(c.op) : initialValue(expr_, c.op, symbols_);
   LocalOperand in;
   in.buffer = step_.inputs.at(0);
   const auto &have = map_.elements(*plan_.buffer(in.buffer), device_);
@@ -222,7 +209,7 @@ LocalCompute Builder::epilogue() {
   LocalCompute c;
   c.form = LocalCompute::Form::Epilogue;
   c.op = reduceOpOf(expr_);
-  c.init = expr_.kind == OpKind::Reduction ? initialValue(expr_, c.op, symbols_) : identityOf(c.op);
+  c.init = expr_.kind == OpKind::Reduction ? initialValue(expr_, c.op, symbols_) : reduceIdentity(c.op);
   if (expr_.kind == OpKind::Linear && expr_.inputs.size() == 3)
     c.bias = elementwiseOperand(2);
   return c;
@@ -245,20 +232,6 @@ LocalCompute Builder::build() {
   return c;
 }
 
-double combine(ReduceOp op, double a, double b) {
-  switch (op) {
-  case ReduceOp::Sum:
-    return a + b;
-  case ReduceOp::Prod:
-    return a * b;
-  case ReduceOp::Max:
-  case ReduceOp::Min:
-    if (std::isnan(a) || std::isnan(b))
-      return std::numeric_limits<double>::quiet_NaN();
-    return op == ReduceOp::Max ? std::max(a, b) : std::min(a, b);
-  }
-  return a;
-}
 
 /// The element rule of a non-reducing expression on operand values.
 std::function<double(const std::vector<double> &)> elementRule(const Expr &e, DataType out) {
@@ -331,7 +304,7 @@ void runLocalComputeOnHost(const LocalCompute &c, const Fusion &fusion,
     for (int64_t o = 0; o < c.outputSlots; ++o) {
       double acc = c.init;
       for (int64_t p = c.offsets[o]; p < c.offsets[o + 1]; ++p)
-        acc = combine(c.op, acc, in[static_cast<size_t>(c.indices[p])]);
+        acc = reduceCombine(c.op, acc, in[static_cast<size_t>(c.indices[p])]);
       result[static_cast<size_t>(o)] = acc;
     }
     break;
@@ -351,7 +324,7 @@ void runLocalComputeOnHost(const LocalCompute &c, const Fusion &fusion,
   }
   case LocalCompute::Form::Epilogue:
     for (int64_t o = 0; o < c.outputSlots; ++o) {
-      double v = combine(c.op, c.init, out[static_cast<size_t>(o)]);
+      double v = reduceCombine(c.op, c.init, out[static_cast<size_t>(o)]);
       if (c.bias)
         v += operandValue(*c.bias, o, buffers);
       result[static_cast<size_t>(o)] = v;

@@ -343,8 +343,11 @@ int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ost
     RunReport report = loadAndRun(o, *backend, out);
     status = leader ? finish(o, report, out, err) : (report.matches() ? 0 : 1);
   } catch (const InputError &e) {
+    Diagnostic d = e.diagnostic();
+    if (d.loc.file.empty()) // A problem of the run as a whole: name the plan.
+      d.loc.file = o.plan;
     if (leader)
-      printDiagnostic(err, e.diagnostic());
+      printDiagnostic(err, d);
     status = 2;
   } catch (const PlanRefused &e) {
     if (leader)

@@ -5,6 +5,7 @@
 #include "executor/Reference.h"
 
 #include <algorithm>
+#include <chrono>
 #include <unordered_map>
 
 namespace shardcheck {
@@ -59,6 +60,33 @@ Bindings checkedBindings(const Plan &plan, const Bindings &given) {
                       plan.fusion.loc);
   }
   return symbols;
+}
+
+void runStepsInOrder(const Plan &plan, Backend &backend, RunReport &report,
+                     const std::function<void(size_t, const PlanStep &, StepReport &)> &runStep) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep &step = plan.steps[i];
+    StepReport r;
+    r.index = i;
+    r.kind = stepKindName(step.kind);
+    r.description = describeStep(plan, step);
+    r.devices = step.devices;
+    r.verified = step.verified();
+    if (!report.failure) {
+      std::optional<RunFailure> failure;
+      auto start = std::chrono::steady_clock::now();
+      try {
+        runStep(i, step, r);
+      } catch (const StepFailure &f) {
+        failure = RunFailure{i, f.kind, f.message};
+      }
+      // A failure on one process stops all of them at the same step.
+      report.failure = backend.agreeOnFailure(failure);
+      r.status = report.failure ? "failed" : "ok";
+      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    report.steps.push_back(r);
+  }
 }
 
 int64_t checkedSlotCount(const Plan &plan, const BufferMap &map, const PlanBuffer &b,

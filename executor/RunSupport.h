@@ -10,12 +10,26 @@
 #include "executor/Executor.h"
 #include "executor/Validate.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace shardcheck {
+
+/// A step failed while running; becomes RunReport::failure. `kind`:
+/// count-error, plan-error or gpu-error.
+struct StepFailure {
+  std::string kind;
+  std::string message;
+};
+
+/// Runs the plan's steps in order, timing each: `runStep` runs one (and may
+/// throw StepFailure). After every step the processes agree on a failure
+/// through `backend`; from the failed step on, steps are reported `not run`.
+void runStepsInOrder(const Plan &plan, Backend &backend, RunReport &report,
+                     const std::function<void(size_t, const PlanStep &, StepReport &)> &runStep);
 
 /// Throws PlanRefused when a step rests on a refuted or unknown verdict and
 /// `allowUnverified` is false.

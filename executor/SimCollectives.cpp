@@ -33,6 +33,35 @@ const char *reduceOpName(ReduceOp op) {
   return "?";
 }
 
+double reduceCombine(ReduceOp op, double a, double b) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return a + b;
+  case ReduceOp::Prod:
+    return a * b;
+  case ReduceOp::Max:
+  case ReduceOp::Min:
+    if (std::isnan(a) || std::isnan(b))
+      return std::numeric_limits<double>::quiet_NaN();
+    return op == ReduceOp::Max ? std::max(a, b) : std::min(a, b);
+  }
+  return a;
+}
+
+double reduceIdentity(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return 0.0;
+  case ReduceOp::Prod:
+    return 1.0;
+  case ReduceOp::Max:
+    return -std::numeric_limits<double>::infinity();
+  case ReduceOp::Min:
+    return std::numeric_limits<double>::infinity();
+  }
+  return 0.0;
+}
+
 const char *simCollectiveName(SimCollective c) {
   switch (c) {
   case SimCollective::Allgather:
@@ -180,23 +209,6 @@ void checkTeam(const Call &c) {
     c.fail("a " + std::string(simCollectiveName(k)) + " needs a root");
 }
 
-/// Combines two values; Max and Min propagate NaN (as torch.max does), so a
-/// NaN on one device cannot vanish from the result.
-double combine(ReduceOp op, double a, double b) {
-  switch (op) {
-  case ReduceOp::Sum:
-    return a + b;
-  case ReduceOp::Prod:
-    return a * b;
-  case ReduceOp::Max:
-  case ReduceOp::Min:
-    if (std::isnan(a) || std::isnan(b))
-      return std::numeric_limits<double>::quiet_NaN();
-    return op == ReduceOp::Max ? std::max(a, b) : std::min(a, b);
-  }
-  return a;
-}
-
 /// op over members i, in rank order, of in_team[i][offset + t], t < k. The
 /// fixed order makes results deterministic and independent of the map's.
 SimBuffer reduceMembers(const Call &c, size_t offset, size_t k) {
@@ -204,7 +216,7 @@ SimBuffer reduceMembers(const Call &c, size_t offset, size_t k) {
   for (size_t i = 1; i < c.n(); ++i) {
     const SimBuffer &src = c.input(c.team()[i]);
     for (size_t t = 0; t < k; ++t)
-      acc[t] = combine(c.call.op, acc[t], src[offset + t]);
+      acc[t] = reduceCombine(c.call.op, acc[t], src[offset + t]);
   }
   return acc;
 }

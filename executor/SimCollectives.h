@@ -34,6 +34,11 @@ using SimBuffer = std::vector<double>;
 /// The reduction operator of Allreduce, Reduce and ReduceScatter.
 enum class ReduceOp { Sum, Prod, Max, Min };
 const char *reduceOpName(ReduceOp op);
+/// `op` applied to two values; Max and Min propagate NaN (as torch.max
+/// does), so a NaN on one device cannot vanish from the result.
+double reduceCombine(ReduceOp op, double a, double b);
+/// The value that leaves any other unchanged under `op` (0, 1, -inf, +inf).
+double reduceIdentity(ReduceOp op);
 
 /// The collectives the sim backend runs (DESIGN section 3's table).
 enum class SimCollective {

@@ -19,7 +19,6 @@
 #include "executor/mpi/MpiBackend.h"
 #endif
 
-#include <chrono>
 #include <cstdlib>
 #include <set>
 
@@ -71,12 +70,6 @@ std::vector<TensorCheck> GpuBackend::gatherChecks(const std::vector<TensorCheck>
 namespace {
 
 std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
-
-/// A step failed while running; becomes RunReport::failure.
-struct StepFailure {
-  std::string kind;
-  std::string message;
-};
 
 ElementType elementTypeFor(const PlanBuffer &b) {
   auto t = gpu::elementTypeOf(b.dtype);
@@ -564,34 +557,17 @@ RunReport GpuRun::run() {
   prepareTeams();
   allocate();
   distributeInputs(inputs);
-  for (size_t i = 0; i < plan_.steps.size(); ++i) {
-    const PlanStep &step = plan_.steps[i];
-    StepReport r;
-    r.index = i;
-    r.kind = stepKindName(step.kind);
-    r.description = describeStep(plan_, step);
-    r.devices = step.devices;
-    r.verified = step.verified();
-    if (!report_.failure) {
-      std::optional<RunFailure> failure;
-      auto start = std::chrono::steady_clock::now();
-      try {
-        runStep(i, step, r);
-      } catch (const StepFailure &f) {
-        failure = RunFailure{i, f.kind, f.message};
-      } catch (const gpu::GpuError &e) {
-        failure = RunFailure{i, "gpu-error", e.what()};
-      } catch (const gpu::NcclError &e) {
-        failure = RunFailure{i, "gpu-error", e.what()};
-      }
-      report_.failure = backend_.agreeOnFailure(failure);
-      if (report_.failure && report_.failure->kind == "gpu-error")
-        world_.abort(); // Peers may be stuck in NCCL: no orderly finalize.
-      r.status = report_.failure ? "failed" : "ok";
-      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  runStepsInOrder(plan_, backend_, report_, [this](size_t i, const PlanStep &step, StepReport &r) {
+    try {
+      runStep(i, step, r);
+    } catch (const gpu::GpuError &e) {
+      throw StepFailure{"gpu-error", e.what()};
+    } catch (const gpu::NcclError &e) {
+      throw StepFailure{"gpu-error", e.what()};
     }
-    report_.steps.push_back(r);
-  }
+  });
+  if (report_.failure && report_.failure->kind == "gpu-error")
+    world_.abort(); // Peers may be stuck in NCCL: no orderly finalization.
   if (!report_.failure) {
     validate();
     report_.tensors = backend_.gatherChecks(report_.tensors);

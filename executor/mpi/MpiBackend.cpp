@@ -33,19 +33,6 @@ MPI_Op mpiOp(ReduceOp op) {
   return MPI_SUM;
 }
 
-double identity(ReduceOp op) {
-  switch (op) {
-  case ReduceOp::Sum:
-    return 0.0;
-  case ReduceOp::Prod:
-    return 1.0;
-  case ReduceOp::Max:
-    return -std::numeric_limits<double>::infinity();
-  case ReduceOp::Min:
-    return std::numeric_limits<double>::infinity();
-  }
-  return 0.0;
-}
 
 int count(int64_t n) {
   SC_ASSERT(n >= 0 && n <= INT_MAX, "buffer too large for one MPI call");
@@ -235,7 +222,7 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
     if (member) {
       send = src->data();
     } else {
-      neutral.assign(static_cast<size_t>(k), identity(call.op)); // A root outside the team.
+      neutral.assign(static_cast<size_t>(k), reduceIdentity(call.op)); // A root outside the team.
       send = neutral.data();
     }
     bool isRoot = me == *call.root;
