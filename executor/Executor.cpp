@@ -67,19 +67,11 @@ std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
 class PlanRun {
 public:
   PlanRun(const Plan &plan, const RunOptions &options, Backend &backend)
-      : plan_(plan), options_(options), backend_(backend), graph_(buildGraph(plan)) {}
+      : plan_(plan), options_(options), backend_(backend), graph_(planGraph(plan)) {}
 
   RunReport run();
 
 private:
-  static FusionGraph buildGraph(const Plan &plan) {
-    DiagnosticEngine diags;
-    auto graph = FusionGraph::build(plan.fusion, diags);
-    if (!graph)
-      throw InputError(diags.diagnostics().front());
-    return std::move(*graph);
-  }
-
   void refuseUnverified() const;
   void bindSymbols();
   void allocate();
@@ -375,22 +367,16 @@ void PlanRun::runSteps() {
 }
 
 void PlanRun::validate() {
-  std::set<TensorNum> outputs(plan_.fusion.outputs.begin(), plan_.fusion.outputs.end());
   ToleranceTable tolerances(plan_.fusion, symbols_);
+  std::vector<int64_t> local(local_.begin(), local_.end());
   for (TensorNum t : written_) {
     const PlanBuffer *b = plan_.buffer(tensorName(t));
     std::map<int64_t, std::vector<double>> buffers;
     for (const PlanLocal &l : b->local)
       if (SimBuffer *s = storage(b->name, l.device))
         buffers[l.device] = *s;
-    Tolerance tol = tolerances.of(t);
-    std::vector<int64_t> local(local_.begin(), local_.end());
-    report_.tensors.push_back(TensorCheck{compareWithReference(map_->layout(t),
-                                                               reference_.value(t), buffers,
-                                                               tensorName(t), tol, &local),
-                                          outputs.count(t) ? "output" : "intermediate"});
-    report_.tensors.back().comparison.tensor = t;
-    report_.tensors.back().comparison.dtype = b->dtype;
+    report_.tensors.push_back(
+        checkTensor(plan_, *map_, reference_, tolerances, t, buffers, local));
   }
 }
 

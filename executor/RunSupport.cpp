@@ -62,6 +62,28 @@ Bindings checkedBindings(const Plan &plan, const Bindings &given) {
   return symbols;
 }
 
+FusionGraph planGraph(const Plan &plan) {
+  DiagnosticEngine diags;
+  auto graph = FusionGraph::build(plan.fusion, diags);
+  if (!graph)
+    throw InputError(diags.diagnostics().front());
+  return std::move(*graph);
+}
+
+TensorCheck checkTensor(const Plan &plan, const BufferMap &map, const ReferenceResult &reference,
+                        ToleranceTable &tolerances, TensorNum t,
+                        const std::map<int64_t, std::vector<double>> &buffers,
+                        const std::vector<int64_t> &localDevices) {
+  const auto &outputs = plan.fusion.outputs;
+  bool output = std::find(outputs.begin(), outputs.end(), t) != outputs.end();
+  TensorCheck check{compareWithReference(map.layout(t), reference.value(t), buffers,
+                                         tensorName(t), tolerances.of(t), &localDevices),
+                    output ? "output" : "intermediate"};
+  check.comparison.tensor = t;
+  check.comparison.dtype = plan.fusion.tensor(t).dtype;
+  return check;
+}
+
 void runStepsInOrder(const Plan &plan, Backend &backend, RunReport &report,
                      const std::function<void(size_t, const PlanStep &, StepReport &)> &runStep) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {

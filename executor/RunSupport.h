@@ -8,6 +8,7 @@
 
 #include "executor/BufferMap.h"
 #include "executor/Executor.h"
+#include "executor/Reference.h"
 #include "executor/Validate.h"
 
 #include <functional>
@@ -30,6 +31,20 @@ struct StepFailure {
 /// through `backend`; from the failed step on, steps are reported `not run`.
 void runStepsInOrder(const Plan &plan, Backend &backend, RunReport &report,
                      const std::function<void(size_t, const PlanStep &, StepReport &)> &runStep);
+
+class ToleranceTable;
+
+/// The producer -> consumer graph of the plan's fusion; an InputError when the
+/// embedded fusion has a cycle or a use before definition.
+FusionGraph planGraph(const Plan &plan);
+
+/// Compares tensor `t`'s buffers on `localDevices` (device -> values) with
+/// the reference, with `t`'s tolerance; the role says whether `t` is a fusion
+/// output.
+TensorCheck checkTensor(const Plan &plan, const BufferMap &map, const ReferenceResult &reference,
+                        ToleranceTable &tolerances, TensorNum t,
+                        const std::map<int64_t, std::vector<double>> &buffers,
+                        const std::vector<int64_t> &localDevices);
 
 /// Throws PlanRefused when a step rests on a refuted or unknown verdict and
 /// `allowUnverified` is false.

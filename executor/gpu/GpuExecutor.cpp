@@ -162,19 +162,11 @@ class GpuRun {
 public:
   GpuRun(const Plan &plan, const RunOptions &options, GpuBackend &backend, gpu::NcclWorld &world)
       : plan_(plan), options_(options), backend_(backend), world_(world),
-        graph_(buildGraph(plan)) {}
+        graph_(planGraph(plan)) {}
 
   RunReport run();
 
 private:
-  static FusionGraph buildGraph(const Plan &plan) {
-    DiagnosticEngine diags;
-    auto graph = FusionGraph::build(plan.fusion, diags);
-    if (!graph)
-      throw InputError(diags.diagnostics().front());
-    return std::move(*graph);
-  }
-
   int rankOf(int64_t device) const {
     auto it = std::find(plan_.devices.begin(), plan_.devices.end(), device);
     return static_cast<int>(it - plan_.devices.begin());
@@ -524,7 +516,6 @@ void GpuRun::runStep(size_t index, const PlanStep &step, StepReport &report) {
 }
 
 void GpuRun::validate() {
-  std::set<TensorNum> outputs(plan_.fusion.outputs.begin(), plan_.fusion.outputs.end());
   ToleranceTable tolerances(plan_.fusion, symbols_);
   std::vector<int64_t> local(local_.begin(), local_.end());
   for (TensorNum t : written_) {
@@ -533,12 +524,8 @@ void GpuRun::validate() {
     for (const PlanLocal &l : b->local)
       if (DeviceArray *a = array(b->name, l.device))
         buffers[l.device] = gpu::downloadArray(*a, streamOf(l.device));
-    report_.tensors.push_back(TensorCheck{compareWithReference(map_->layout(t),
-                                                               reference_.value(t), buffers,
-                                                               tensorName(t), tolerances.of(t),
-                                                               &local),
-                                          outputs.count(t) ? "output" : "intermediate"});
-    report_.tensors.back().comparison.dtype = b->dtype;
+    report_.tensors.push_back(
+        checkTensor(plan_, *map_, reference_, tolerances, t, buffers, local));
   }
 }
 
