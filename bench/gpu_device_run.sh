@@ -2,7 +2,8 @@
 # Runs on the GPU machine, from the repository root, with the folder
 # bench/prepare_gpu_carry.sh made:
 #   bench/gpu_device_run.sh CARRY_DIR OUT_DIR [what...]
-# what: tests | plans | plans-mpi | pointwise | collectives | sanitizer (default: all).
+# what: tests | plans | plans-mpi | mlp | pointwise | collectives | sanitizer
+# (default: tests plans plans-mpi pointwise collectives).
 # Every result goes to OUT_DIR as a log; a summary table is printed.
 set -uo pipefail
 carry="$1" out="$2"; shift 2
@@ -43,6 +44,7 @@ for w in $what; do
     tests) "$bin/shardcheck_gpu_tests" > "$out/gpu-tests.log" 2>&1; echo "== gpu kernel tests: exit $? $(grep -E 'PASSED|FAILED' "$out/gpu-tests.log" | tail -2 | tr '\n' ' ')" ;;
     plans) run_plans one ;;
     plans-mpi) run_plans mpi ;;
+    mlp) bash bench/megatron_mlp_bench.sh "$carry" "$out/mlp" ;;
     pointwise) "$bin/gpu-pointwise-bench" > "$out/pointwise.txt" 2>&1; echo "== pointwise: exit $?"; cat "$out/pointwise.txt" ;;
     collectives) "$bin/nccl-collectives-bench" --gpus "$gpus" ${COLLECTIVE_ARGS:-} > "$out/collectives.txt" 2>&1; echo "== collectives: exit $?"; cat "$out/collectives.txt" ;;
     sanitizer)

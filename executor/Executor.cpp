@@ -57,6 +57,8 @@ bool RunReport::matches() const {
 std::string RunReport::outcome() const {
   if (failure)
     return failure->kind;
+  if (!checked)
+    return "unchecked";
   return matches() ? "match" : "wrong-values";
 }
 

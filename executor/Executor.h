@@ -71,6 +71,23 @@ struct TensorCheck {
   std::string role; ///< `output` or `intermediate`.
 };
 
+/// Times of repeated runs of the whole plan (run-plan --repeat, nccl
+/// backend): what a benchmark compares.
+/// - Pipelined runs: compute steps are enqueued on each GPU's stream without
+///   waiting (stream order keeps them in order); collectives still wait,
+///   bounded, and each run ends with every GPU synchronized. This is how a
+///   framework runs a model, and what medianSeconds and minSeconds time.
+/// - Synchronized runs: every step ends with its GPUs synchronized, as in the
+///   checked run, so that each step's time is its own (stepMedianSeconds,
+///   and syncedMedianSeconds for the whole run).
+struct RunTiming {
+  int warmup = 0;  ///< Runs of each kind before the timed ones (not counted).
+  int repeats = 0; ///< Timed runs of each kind.
+  double medianSeconds = 0, minSeconds = 0; ///< Pipelined, whole plan per run.
+  double syncedMedianSeconds = 0;           ///< Synchronized, whole plan per run.
+  std::vector<double> stepMedianSeconds;    ///< Synchronized, per step.
+};
+
 struct RunReport {
   std::string backend;
   uint64_t seed = 0;
@@ -79,10 +96,15 @@ struct RunReport {
   std::vector<StepReport> steps;
   std::optional<RunFailure> failure;
   std::vector<TensorCheck> tensors; ///< Every tensor a step wrote.
+  /// False when the run skipped the reference (RunOptions::check): nothing
+  /// was compared, and `tensors` is empty.
+  bool checked = true;
+  std::optional<RunTiming> timing;
 
   /// No failure, and every compared tensor matches.
   bool matches() const;
-  /// `match`, `wrong-values` or the failure's kind.
+  /// `match`, `wrong-values`, `unchecked` (ran without a reference) or the
+  /// failure's kind.
   std::string outcome() const;
 };
 
@@ -153,6 +175,13 @@ struct RunOptions {
   /// (executor/LocalCompute.h), the form GPU kernels run, instead of
   /// evaluating the op over the device's elements of global-shaped views.
   bool indexedCompute = false;
+  /// Compute the unsharded reference and compare every written tensor with
+  /// it. False only for benchmarks at sizes the host reference cannot reach
+  /// (nccl backend); the same plan is then checked at smaller bindings.
+  bool check = true;
+  /// nccl backend: after the checked run, run the whole plan `warmup` times
+  /// untimed and `repeats` times timed (RunReport::timing).
+  int warmup = 0, repeats = 0;
 };
 
 /// The machine failed the run outside any step (a CUDA or NCCL error while

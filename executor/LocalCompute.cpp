@@ -1,6 +1,7 @@
 // Compute steps as index maps over local buffers; see LocalCompute.h.
 #include "executor/LocalCompute.h"
 
+#include "executor/LocalBox.h"
 #include "executor/Pointwise.h"
 #include "executor/Reference.h"
 #include "executor/Tensor.h"
@@ -43,6 +44,132 @@ double initialValue(const Expr &e, ReduceOp op, const Bindings &symbols) {
     throwInputError("bad-scalar", "cannot read the initial value `" + text + "`", e.loc);
   return *v;
 }
+
+/// A scalar operand's value (an InputError when it has none).
+double scalarValue(const Expr &e, const Operand &operand, const Bindings &symbols) {
+  auto v = parseScalar(operand.scalar, symbols);
+  if (!v)
+    throwInputError("bad-scalar", "no value for the scalar operand `" + operand.scalar + "`",
+                    e.loc);
+  return *v;
+}
+
+/// The ops whose element o reads element o of every operand when shapes
+/// are equal: the pointwise kinds but expand (shapes differ) and host IR
+/// communications (their buffers are the collective's).
+bool isPositionalOp(OpKind k) {
+  return isPointwiseKind(k) && k != OpKind::Expand && k != OpKind::Communication;
+}
+
+bool isGemmDtype(DataType d) {
+  return d == DataType::Float || d == DataType::Double || d == DataType::Half ||
+         d == DataType::BFloat16;
+}
+
+/// Dense forms from boxes (buildDenseCompute); each method answers nullopt
+/// when the step is not of its shape.
+class DenseBuilder {
+public:
+  DenseBuilder(const Plan &plan, const PlanStep &step, int64_t device, const Bindings &symbols)
+      : plan_(plan), step_(step), device_(device), symbols_(symbols),
+        expr_(plan.fusion.exprs[*step.expr]) {}
+
+  std::optional<LocalCompute> build() {
+    auto out = boxOf(step_.output);
+    if (!out || out->slotCount() == 0)
+      return std::nullopt;
+    std::optional<LocalCompute> c;
+    if (step_.mode == ComputeMode::Whole && isPositionalOp(expr_.kind))
+      c = elementwise(*out);
+    else if (step_.mode != ComputeMode::Epilogue &&
+             (expr_.kind == OpKind::Linear || expr_.kind == OpKind::Matmul))
+      c = gemm(*out);
+    if (!c)
+      return std::nullopt;
+    c->expr = *step_.expr;
+    c->output = step_.output;
+    c->outputSlots = out->slotCount();
+    return c;
+  }
+
+private:
+  std::optional<LocalBox> boxOf(const std::string &name) const {
+    const PlanBuffer *b = plan_.buffer(name);
+    return b ? bufferBoxOf(plan_, *b, symbols_, device_) : std::nullopt;
+  }
+
+  std::optional<LocalCompute> elementwise(const LocalBox &out) const {
+    if (plan_.fusion.tensor(expr_.outputs[0]).hasRoot())
+      return std::nullopt; // Root -> logical transforms move elements.
+    LocalCompute c;
+    c.form = LocalCompute::Form::Elementwise;
+    for (size_t i = 0; i < expr_.inputs.size(); ++i) {
+      LocalOperand op;
+      if (!expr_.inputs[i].tensor) {
+        op.scalar = scalarValue(expr_, expr_.inputs[i], symbols_);
+      } else {
+        op.buffer = step_.inputs[i];
+        auto box = boxOf(op.buffer);
+        if (!box || *box != out)
+          return std::nullopt;
+      }
+      c.operands.push_back(op);
+    }
+    return c;
+  }
+
+  /// Linear: A [..., K] x B [N, K]^T -> [..., N]; matmul: A [M, K] x
+  /// B [K, N] -> [M, N]. The output's kept axes must be exactly the
+  /// operands' rows, and A and B must hold the same K range (the whole of K
+  /// when the step computes the op whole).
+  std::optional<LocalCompute> gemm(const LocalBox &out) const {
+    if (expr_.inputs.size() != 2 || !expr_.inputs[0].tensor || !expr_.inputs[1].tensor)
+      return std::nullopt;
+    DataType dtype = plan_.fusion.tensor(expr_.outputs[0]).dtype;
+    for (const Operand &o : expr_.inputs)
+      if (plan_.fusion.tensor(*o.tensor).dtype != dtype)
+        return std::nullopt;
+    auto a = boxOf(step_.inputs[0]), b = boxOf(step_.inputs[1]);
+    if (!isGemmDtype(dtype) || !a || !b || b->shape.size() != 2 || a->shape.empty())
+      return std::nullopt;
+    bool linear = expr_.kind == OpKind::Linear;
+    size_t rows = a->shape.size() - 1; // A's axes before K.
+    if (out.shape.size() != rows + 1 || (!linear && rows != 1))
+      return std::nullopt;
+    auto same = [](const LocalBox &x, size_t i, const LocalBox &y, size_t j) {
+      return x.shape[i] == y.shape[j] && x.offset[i] == y.offset[j] && x.extent[i] == y.extent[j];
+    };
+    size_t bK = linear ? 1 : 0, bN = linear ? 0 : 1;
+    for (size_t i = 0; i < rows; ++i)
+      if (!same(out, i, *a, i))
+        return std::nullopt;
+    if (!same(out, rows, *b, bN) || !same(*a, rows, *b, bK))
+      return std::nullopt;
+    bool wholeK = a->offset[rows] == 0 && a->extent[rows] == a->shape[rows];
+    if (step_.mode == ComputeMode::Whole && !wholeK)
+      return std::nullopt; // The index form reports what is missing.
+    LocalCompute c;
+    c.form = LocalCompute::Form::Gemm;
+    c.m = 1;
+    for (size_t i = 0; i < rows; ++i)
+      c.m *= out.extent[i];
+    c.n = out.extent[rows];
+    c.k = a->extent[rows];
+    c.transposeB = linear;
+    if (c.k == 0)
+      return std::nullopt;
+    c.operands.resize(2);
+    c.operands[0].buffer = step_.inputs[0];
+    c.operands[1].buffer = step_.inputs[1];
+    return c;
+  }
+
+  const Plan &plan_;
+  const PlanStep &step_;
+  int64_t device_;
+  const Bindings &symbols_;
+  const Expr &expr_;
+};
 
 class Builder {
 public:
@@ -276,8 +403,21 @@ double operandValue(const LocalOperand &op, int64_t o,
 
 } // namespace
 
+std::optional<LocalCompute> buildDenseCompute(const Plan &plan, const PlanStep &step,
+                                              int64_t device, const Bindings &symbols) {
+  SC_ASSERT(step.kind == StepKind::Compute && step.expr, "a compute step");
+  return DenseBuilder(plan, step, device, symbols).build();
+}
+
 LocalCompute buildLocalCompute(const Plan &plan, const FusionGraph &graph, const BufferMap &map,
                                const PlanStep &step, int64_t device, const Bindings &symbols) {
+  if (auto dense = buildDenseCompute(plan, step, device, symbols))
+    return *dense;
+  return buildIndexedCompute(plan, graph, map, step, device, symbols);
+}
+
+LocalCompute buildIndexedCompute(const Plan &plan, const FusionGraph &graph, const BufferMap &map,
+                                 const PlanStep &step, int64_t device, const Bindings &symbols) {
   SC_ASSERT(step.kind == StepKind::Compute && step.expr, "a compute step");
   return Builder(plan, graph, map, step, device, symbols).build();
 }
@@ -320,6 +460,19 @@ void runLocalComputeOnHost(const LocalCompute &c, const Fusion &fusion,
         acc += operandValue(*c.bias, o, buffers);
       result[static_cast<size_t>(o)] = acc;
     }
+    break;
+  }
+  case LocalCompute::Form::Gemm: {
+    const std::vector<double> &a = *buffers.at(c.operands[0].buffer);
+    const std::vector<double> &b = *buffers.at(c.operands[1].buffer);
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        double acc = 0;
+        for (int64_t x = 0; x < c.k; ++x)
+          acc += a[static_cast<size_t>(i * c.k + x)] *
+                 b[static_cast<size_t>(c.transposeB ? j * c.k + x : x * c.n + j)];
+        result[static_cast<size_t>(i * c.n + j)] = acc;
+      }
     break;
   }
   case LocalCompute::Form::Epilogue:

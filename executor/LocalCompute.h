@@ -17,6 +17,15 @@
 // plus the Epilogue of a sharded reduction: out[o] = combine(init, out[o])
 // (+ bias[gather[o]] for a linear).
 //
+// When every buffer of the step is a dense box (executor/LocalBox.h),
+// buildDenseCompute finds the same computation without enumerating elements:
+// an Elementwise form without gathers when all boxes are equal, or a Gemm
+// (out = A x B or A x B^T on row-major local matrices, what cuBLAS runs)
+// for a matmul or linear whose operand boxes line up. It sums exactly the
+// products the PairDot form would (those whose operands the device holds),
+// so both forms give the same values; tests/local_compute_test.cpp and the
+// corpus sweep run both.
+//
 // A slot whose element the device does not hold where the step needs it is a
 // plan error (LocalComputeError), found here rather than as a wrong value.
 // runLocalComputeOnHost interprets the form on host buffers with the
@@ -48,7 +57,7 @@ struct LocalOperand {
 };
 
 struct LocalCompute {
-  enum class Form { Elementwise, SegmentReduce, PairDot, Epilogue };
+  enum class Form { Elementwise, SegmentReduce, PairDot, Epilogue, Gemm };
   Form form = Form::Elementwise;
   size_t expr = 0;
   std::string output;
@@ -63,12 +72,28 @@ struct LocalCompute {
   double init = 0;
   /// PairDot of a linear with bias (Whole mode): the bias, added after.
   std::optional<LocalOperand> bias;
+  /// Gemm: out (m x n) = A (m x k) x B (k x n, or n x k when transposeB),
+  /// all row-major over the local buffers.
+  int64_t m = 0, n = 0, k = 0;
+  bool transposeB = false;
 };
 
-/// The local form of compute step `step` on `device`. Throws
+/// The local form of compute step `step` on `device` (the dense form when
+/// buildDenseCompute finds one, else index maps from `map`). Throws
 /// LocalComputeError (plan error) or InputError (an op without a rule).
 LocalCompute buildLocalCompute(const Plan &plan, const FusionGraph &graph, const BufferMap &map,
                                const PlanStep &step, int64_t device, const Bindings &symbols);
+
+/// The index-map form only (never the dense one): what buildLocalCompute
+/// falls back to, exposed so tests can compare the two.
+LocalCompute buildIndexedCompute(const Plan &plan, const FusionGraph &graph, const BufferMap &map,
+                                 const PlanStep &step, int64_t device, const Bindings &symbols);
+
+/// The local form of compute step `step` on `device` found from dense boxes
+/// alone (see the banner), or nullopt when a buffer is not a box or the
+/// boxes do not line up (then use buildLocalCompute). Never builds layouts.
+std::optional<LocalCompute> buildDenseCompute(const Plan &plan, const PlanStep &step,
+                                              int64_t device, const Bindings &symbols);
 
 /// Runs `compute` on host buffers (name -> values of this device), writing
 /// the output buffer; results are rounded to `outputType` as a device would

@@ -41,13 +41,25 @@ options:
   --report FILE          write a JSON report to FILE
   --indexed-compute      run compute steps from index maps over local buffers,
                          as GPU kernels do (sim and mpi backends)
+  --repeat N             nccl: after the checked run, run the plan N times
+                         pipelined (compute steps not waited for) and N times
+                         with every step synchronized; print the median and
+                         minimum time per run and the median per step (a
+                         benchmark; see bench/)
+  --warmup N             nccl: untimed runs before each kind of --repeat runs
+                         (default 0)
+  --no-check             nccl: do not compute the host reference or compare
+                         (for --repeat at sizes the double-precision host
+                         reference cannot reach; check the same plan at
+                         smaller --bind values); the result says unchecked
   --allow-unverified     run steps resting on refuted or unknown verdicts
                          (to reproduce a refuted compiler lowering)
   --quiet                print only failures and the result line
   --help                 this text
   --version              the version
 
-exit status: 0 everything matches the reference; 1 a mismatch, or a step
+exit status: 0 everything matches the reference (or, with --no-check, every
+step ran); 1 a mismatch, or a step
 failed while running; 2 unreadable or inconsistent plan, bad bindings or bad
 usage; 3 the plan rests on refuted or unknown verdicts (see
 --allow-unverified).
@@ -108,6 +120,14 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
       o.backendOptions.timeoutSeconds = static_cast<double>(*n);
     } else if (a == "--indexed-compute") {
       o.run.indexedCompute = true;
+    } else if (a == "--no-check") {
+      o.run.check = false;
+    } else if (a == "--repeat" || a == "--warmup") {
+      auto v = value();
+      auto n = v ? parseInteger(*v, false) : std::nullopt;
+      if (!n || *n > 1000000 || (a == "--repeat" && *n < 1))
+        return bad(a + " takes a count" + (a == "--repeat" ? " of at least 1" : ""));
+      (a == "--repeat" ? o.run.repeats : o.run.warmup) = static_cast<int>(*n);
     } else if (a == "--bind-auto") {
       o.bindAuto = true;
     } else if (a == "--allow-unverified") {
@@ -148,6 +168,10 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
   }
   if (o.plan.empty())
     return bad("no plan file");
+  if (o.backend != "nccl" && (!o.run.check || o.run.repeats > 0 || o.run.warmup > 0))
+    return bad("--no-check, --repeat and --warmup are for the nccl backend (benchmarks)");
+  if (o.run.warmup > 0 && o.run.repeats == 0)
+    return bad("--warmup needs --repeat");
   return std::nullopt;
 }
 
@@ -176,6 +200,19 @@ void printSteps(std::ostream &out, const RunReport &r) {
         << (s.kind == "collective" || s.kind == "alias" ? std::to_string(s.bytesMoved) : "-")
         << std::setw(12) << time << "  " << s.status << "\n";
   }
+}
+
+void printTiming(std::ostream &out, const RunReport &r) {
+  if (!r.timing)
+    return;
+  const RunTiming &t = *r.timing;
+  out << "timing: " << t.repeats << " timed run(s) of each kind after " << t.warmup
+      << " warmup: pipelined median " << formatNumber(t.medianSeconds * 1e3) << " ms, min "
+      << formatNumber(t.minSeconds * 1e3) << " ms per run; every step synchronized: median "
+      << formatNumber(t.syncedMedianSeconds * 1e3) << " ms per run, per step:";
+  for (size_t i = 0; i < t.stepMedianSeconds.size(); ++i)
+    out << " " << i << "=" << formatNumber(t.stepMedianSeconds[i] * 1e3) << "ms";
+  out << "\n";
 }
 
 std::string mismatchStr(const Mismatch &m, const std::string &name) {
@@ -235,6 +272,14 @@ nlohmann::json reportJson(const Options &o, const RunReport &r) {
                              {"expected", c.firstMismatch->expected}};
     tensors.push_back(j);
   }
+  nlohmann::json timing = nullptr;
+  if (r.timing)
+    timing = {{"warmup", r.timing->warmup},
+              {"repeats", r.timing->repeats},
+              {"median_seconds", r.timing->medianSeconds},
+              {"min_seconds", r.timing->minSeconds},
+              {"synced_median_seconds", r.timing->syncedMedianSeconds},
+              {"step_median_seconds", r.timing->stepMedianSeconds}};
   nlohmann::json failure = nullptr;
   if (r.failure)
     failure = {{"step", r.failure->step},
@@ -250,6 +295,8 @@ nlohmann::json reportJson(const Options &o, const RunReport &r) {
           {"steps", steps},
           {"tensors", tensors},
           {"failure", failure},
+          {"checked", r.checked},
+          {"timing", timing},
           {"outcome", r.outcome()},
           {"exit_status", r.matches() ? 0 : 1}};
 }
@@ -269,6 +316,8 @@ std::string outcomeLine(const RunReport &r) {
   if (wrong)
     return "result: WRONG VALUES: every step ran, " + std::to_string(wrong) + " of " +
            std::to_string(r.tensors.size()) + " tensor(s) differ from the reference";
+  if (!r.checked)
+    return "result: unchecked: every step ran; nothing was compared (--no-check)";
   return "result: match: " + std::to_string(r.tensors.size()) +
          " tensor(s) equal the reference on every device";
 }
@@ -310,6 +359,7 @@ int finish(const Options &o, const RunReport &report, std::ostream &out, std::os
     err << o.plan << ": error: step " << report.failure->step << " failed: "
         << report.failure->message << "\n";
   printTensors(out, report, o.quiet);
+  printTiming(out, report);
   out << outcomeLine(report) << "\n";
   if (!o.reportFile.empty()) {
     std::ofstream rf(o.reportFile, std::ios::binary);

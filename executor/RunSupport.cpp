@@ -111,8 +111,8 @@ void runStepsInOrder(const Plan &plan, Backend &backend, RunReport &report,
   }
 }
 
-int64_t checkedSlotCount(const Plan &plan, const BufferMap &map, const PlanBuffer &b,
-                         const PlanLocal &l, const Bindings &symbols) {
+int64_t checkedSlotCount(const Plan &plan, const PlanBuffer &b, const PlanLocal &l,
+                         const Bindings &symbols, int64_t actual) {
   int64_t planned = 1;
   for (const Extent &e : l.shape) {
     auto v = e.evaluate(symbols);
@@ -123,7 +123,6 @@ int64_t checkedSlotCount(const Plan &plan, const BufferMap &map, const PlanBuffe
                       plan.fusion.loc);
     planned *= *v;
   }
-  int64_t actual = static_cast<int64_t>(map.elements(b, l.device).size());
   bool derived = b.kind == BufferKind::Packed || b.kind == BufferKind::Unpacked;
   if (!derived && planned != actual)
     throwInputError("plan-invalid",
@@ -133,6 +132,12 @@ int64_t checkedSlotCount(const Plan &plan, const BufferMap &map, const PlanBuffe
                         std::to_string(actual),
                     plan.fusion.loc);
   return actual;
+}
+
+int64_t checkedSlotCount(const Plan &plan, const BufferMap &map, const PlanBuffer &b,
+                         const PlanLocal &l, const Bindings &symbols) {
+  return checkedSlotCount(plan, b, l, symbols,
+                          static_cast<int64_t>(map.elements(b, l.device).size()));
 }
 
 std::vector<int64_t> copyGather(const Plan &plan, const BufferMap &map, const PlanStep &step,

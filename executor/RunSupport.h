@@ -60,6 +60,9 @@ Bindings checkedBindings(const Plan &plan, const Bindings &given);
 /// disagreement: the plan is inconsistent.
 int64_t checkedSlotCount(const Plan &plan, const BufferMap &map, const PlanBuffer &b,
                          const PlanLocal &local, const Bindings &symbols);
+/// The same check against a slot count found another way (a dense box).
+int64_t checkedSlotCount(const Plan &plan, const PlanBuffer &b, const PlanLocal &local,
+                         const Bindings &symbols, int64_t actual);
 
 /// For a copy step on `device`: per output slot, the input slot holding the
 /// element it expects (-1 for padding). Throws LocalComputeError when the

@@ -337,6 +337,13 @@ TEST(RunPlanCli, ExitStatusesAndReport) {
   EXPECT_EQ(malformed.status, 2);
   EXPECT_NE(malformed.err.find("malformed.json:1:"), std::string::npos) << malformed.err;
   EXPECT_EQ(runCli({"--help"}).status, 0);
+  // Benchmark options belong to the nccl backend; misuse is a usage error.
+  EXPECT_EQ(runCli({"--no-check", good}).status, 2);
+  EXPECT_EQ(runCli({"--repeat", "3", good}).status, 2);
+  EXPECT_EQ(runCli({"--backend", "nccl", "--repeat", "0", good}).status, 2);
+  CliResult warmupAlone = runCli({"--backend", "nccl", "--warmup", "2", good});
+  EXPECT_EQ(warmupAlone.status, 2);
+  EXPECT_NE(warmupAlone.err.find("--warmup needs --repeat"), std::string::npos) << warmupAlone.err;
 }
 
 TEST(RunPlanCli, WrongValuesAreExitStatusOne) {

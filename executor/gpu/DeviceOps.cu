@@ -725,7 +725,10 @@ template <class T> __device__ __forceinline__ T unaryMath(int code, T x) {
   case kUnarySilu:
     return x * sigmoidOf(x);
   case kUnaryGelu:
-    return T(0.5) * x * (T(1) + m_erf(x / m_sqrt(T(2))));
+    // x / sqrt(2) as a product with the constant: one multiply instead of a
+    // division and a square root per element (the GeLU step of a Megatron
+    // MLP is bound by this arithmetic, not by memory).
+    return T(0.5) * x * (T(1) + m_erf(x * T(0.70710678118654752440)));
   case kUnarySin:
     return m_sin(x);
   case kUnaryCos:
@@ -1533,6 +1536,28 @@ std::map<std::pair<int, Stream>, cublasHandle_t> &handles() {
   return map;
 }
 
+/// Each handle's workspace (device memory, freed with the handle).
+std::map<cublasHandle_t, void *> &workspaces() {
+  static std::map<cublasHandle_t, void *> map;
+  return map;
+}
+
+/// cuBLAS's recommended workspace (cublasSetWorkspace): 32 MiB from Hopper
+/// on, 4 MiB before. Without one, cuBLAS may pass over kernels that need it.
+size_t workspaceBytes(int gpu) {
+  int major = 0;
+  SC_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, gpu));
+  return (major >= 9 ? 32u : 4u) << 20;
+}
+
+void destroyHandle(cublasHandle_t handle) {
+  cublasDestroy(handle);
+  if (auto it = workspaces().find(handle); it != workspaces().end()) {
+    cudaFree(it->second);
+    workspaces().erase(it);
+  }
+}
+
 /// The cached handle of (gpu, stream), made on first use.
 cublasHandle_t handleFor(int gpu, Stream stream) {
   std::lock_guard<std::mutex> lock(handleMutex());
@@ -1542,9 +1567,19 @@ cublasHandle_t handleFor(int gpu, Stream stream) {
   DeviceGuard guard(gpu);
   cublasHandle_t handle = nullptr;
   SC_CUBLAS(cublasCreate(&handle));
-  cublasStatus_t set = cublasSetStream(handle, cudaStreamOf(stream));
-  if (set != CUBLAS_STATUS_SUCCESS) {
+  size_t bytes = workspaceBytes(gpu);
+  void *workspace = nullptr;
+  cudaError_t allocated = cudaMalloc(&workspace, bytes);
+  if (allocated != cudaSuccess) {
     cublasDestroy(handle);
+    SC_CUDA(allocated);
+  }
+  workspaces()[handle] = workspace;
+  cublasStatus_t set = cublasSetStream(handle, cudaStreamOf(stream));
+  if (set == CUBLAS_STATUS_SUCCESS)
+    set = cublasSetWorkspace(handle, workspace, bytes);
+  if (set != CUBLAS_STATUS_SUCCESS) {
+    destroyHandle(handle);
     SC_CUBLAS(set);
   }
   handles()[key] = handle;
@@ -1559,7 +1594,7 @@ void releaseHandle(int gpu, Stream stream) {
   cublasHandle_t handle = it->second;
   handles().erase(it);
   DeviceGuard guard(gpu);
-  SC_CUBLAS(cublasDestroy(handle));
+  destroyHandle(handle);
 }
 
 cudaDataType_t cublasTypeOf(ElementType t) {
@@ -1630,12 +1665,21 @@ void gemmRowMajor(int gpu, Stream stream, const DeviceArray &a, const DeviceArra
   double alphaD = 1, betaD = 0;
   const void *alpha = f64 ? static_cast<const void *>(&alphaD) : &alphaF;
   const void *beta = f64 ? static_cast<const void *>(&betaD) : &betaF;
+  cublasComputeType_t compute = f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  if (batch == 1) { // cublasGemmEx: the call PyTorch's linear and matmul make.
+    SC_CUBLAS(cublasGemmEx(handle, transposeB ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
+                           static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha,
+                           b.ptr(), type, static_cast<int>(transposeB ? k : n), a.ptr(), type,
+                           static_cast<int>(k), beta, c.ptr(), type, static_cast<int>(n), compute,
+                           CUBLAS_GEMM_DEFAULT));
+    return;
+  }
   SC_CUBLAS(cublasGemmStridedBatchedEx(
       handle, transposeB ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n),
       static_cast<int>(m), static_cast<int>(k), alpha, b.ptr(), type,
       static_cast<int>(transposeB ? k : n), strideB, a.ptr(), type, static_cast<int>(k), strideA,
-      beta, c.ptr(), type, static_cast<int>(n), strideC, static_cast<int>(batch),
-      f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      beta, c.ptr(), type, static_cast<int>(n), strideC, static_cast<int>(batch), compute,
+      CUBLAS_GEMM_DEFAULT));
 }
 
 void releaseGpuResources() {
@@ -1644,7 +1688,7 @@ void releaseGpuResources() {
     int previous = 0;
     cudaGetDevice(&previous);
     cudaSetDevice(key.first);
-    cublasDestroy(handle);
+    destroyHandle(handle);
     cudaSetDevice(previous);
   }
   handles().clear();

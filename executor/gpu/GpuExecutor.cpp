@@ -7,6 +7,7 @@
 #include "executor/gpu/GpuExecutor.h"
 
 #include "executor/BufferMap.h"
+#include "executor/LocalBox.h"
 #include "executor/LocalCompute.h"
 #include "executor/Random.h"
 #include "executor/RunSupport.h"
@@ -19,6 +20,8 @@
 #include "executor/mpi/MpiBackend.h"
 #endif
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <set>
 
@@ -190,11 +193,31 @@ private:
     for (int64_t d : local_)
       gpu::synchronize(gpuOf(d), streamOf(d));
   }
+  /// The enumerated buffer map, built on first use: runs whose buffers are
+  /// all dense boxes never build it unless they are checked.
+  const BufferMap &map() {
+    if (!map_)
+      map_ = std::make_unique<BufferMap>(plan_, graph_, symbols_);
+    return *map_;
+  }
+  const std::optional<LocalBox> &boxOf(const PlanBuffer &b, int64_t device) {
+    auto key = std::make_pair(b.name, device);
+    auto it = boxes_.find(key);
+    if (it == boxes_.end())
+      it = boxes_.emplace(key, bufferBoxOf(plan_, b, symbols_, device)).first;
+    return it->second;
+  }
+  int64_t slotCountOf(const PlanBuffer &b, int64_t device) {
+    if (const auto &box = boxOf(b, device))
+      return box->slotCount();
+    return static_cast<int64_t>(map().elements(b, device).size());
+  }
+  const LocalCompute &computeOf(size_t index, const PlanStep &step, int64_t device);
 
   void prepareTeams();
   void allocate();
   void distributeInputs(const std::map<TensorNum, HostTensor> &inputs);
-  void runStep(size_t index, const PlanStep &step, StepReport &report);
+  void runStep(size_t index, const PlanStep &step, StepReport &report, bool synchronize = true);
   void runCompute(size_t index, const PlanStep &step);
   void launchCompute(const std::string &key, const LocalCompute &c, const PlanStep &step,
                      int64_t device);
@@ -202,6 +225,7 @@ private:
   void runAlias(const PlanStep &step);
   int64_t runCollective(const PlanStep &step);
   void validate();
+  void timeRepeats();
 
   const Plan &plan_;
   const RunOptions &options_;
@@ -210,6 +234,8 @@ private:
   FusionGraph graph_;
   Bindings symbols_;
   std::unique_ptr<BufferMap> map_;
+  std::map<std::pair<std::string, int64_t>, std::optional<LocalBox>> boxes_;
+  std::map<std::pair<size_t, int64_t>, LocalCompute> computes_;
   ReferenceResult reference_;
   std::set<int64_t> local_;
   std::map<std::pair<std::string, int64_t>, std::shared_ptr<DeviceArray>> arrays_;
@@ -241,7 +267,7 @@ void GpuRun::allocate() {
   for (const PlanBuffer &b : plan_.buffers) {
     ElementType type = elementTypeFor(b);
     for (const PlanLocal &l : b.local) {
-      int64_t slots = checkedSlotCount(plan_, *map_, b, l, symbols_);
+      int64_t slots = checkedSlotCount(plan_, b, l, symbols_, slotCountOf(b, l.device));
       if (local_.count(l.device))
         arrays_[{b.name, l.device}] =
             std::make_shared<DeviceArray>(gpu::allocateArray(gpuOf(l.device), type, slots));
@@ -258,11 +284,16 @@ void GpuRun::distributeInputs(const std::map<TensorNum, HostTensor> &inputs) {
       DeviceArray *a = array(b->name, l.device);
       if (!a)
         continue;
-      const auto &elements = map_->elements(*b, l.device);
-      std::vector<double> host(elements.size(), 0.0);
-      for (size_t o = 0; o < elements.size(); ++o)
-        if (elements[o] != kNoElement)
-          host[o] = value.data()[elements[o]];
+      std::vector<double> host;
+      if (const auto &box = boxOf(*b, l.device)) {
+        host = extractBox(value, *box);
+      } else {
+        const auto &elements = map().elements(*b, l.device);
+        host.assign(elements.size(), 0.0);
+        for (size_t o = 0; o < elements.size(); ++o)
+          if (elements[o] != kNoElement)
+            host[o] = value.data()[elements[o]];
+      }
       gpu::uploadArray(*a, host, streamOf(l.device));
     }
   }
@@ -304,6 +335,11 @@ void GpuRun::launchCompute(const std::string &key, const LocalCompute &c, const 
                              *indices(key + "offsets", d, c.offsets),
                              *indices(key + "indices", d, c.indices), out, stream);
     return;
+  case LocalCompute::Form::Gemm:
+    gpu::gemmRowMajor(gpuOf(d), stream, *array(c.operands[0].buffer, d),
+                      *array(c.operands[1].buffer, d), out, 1, c.m, c.n, c.k, c.transposeB, 0, 0,
+                      0);
+    return;
   case LocalCompute::Form::PairDot:
     gpu::launchPairDot(*array(c.operands[0].buffer, d), *array(c.operands[1].buffer, d),
                        *indices(key + "offsets", d, c.offsets),
@@ -333,18 +369,28 @@ void GpuRun::launchCompute(const std::string &key, const LocalCompute &c, const 
   }
 }
 
-void GpuRun::runCompute(size_t index, const PlanStep &step) {
-  for (int64_t d : step.devices) {
-    if (!array(step.output, d))
-      continue;
-    LocalCompute c;
+/// The step's local form on `device`, built once per run: the dense form
+/// when every buffer is a box (no layouts enumerated), else index maps.
+const LocalCompute &GpuRun::computeOf(size_t index, const PlanStep &step, int64_t device) {
+  auto key = std::make_pair(index, device);
+  auto it = computes_.find(key);
+  if (it != computes_.end())
+    return it->second;
+  std::optional<LocalCompute> c = buildDenseCompute(plan_, step, device, symbols_);
+  if (!c) {
     try {
-      c = buildLocalCompute(plan_, graph_, *map_, step, d, symbols_);
+      c = buildLocalCompute(plan_, graph_, map(), step, device, symbols_);
     } catch (const LocalComputeError &e) {
       throw StepFailure{"plan-error", e.what()};
     }
-    launchCompute("step" + std::to_string(index) + ".", c, step, d);
   }
+  return computes_.emplace(key, std::move(*c)).first->second;
+}
+
+void GpuRun::runCompute(size_t index, const PlanStep &step) {
+  for (int64_t d : step.devices)
+    if (array(step.output, d))
+      launchCompute("step" + std::to_string(index) + ".", computeOf(index, step, d), step, d);
   const PlanBuffer &out = buffer(step.output);
   if (out.kind == BufferKind::Tensor)
     written_.insert(out.tensor);
@@ -357,7 +403,7 @@ void GpuRun::runCopy(size_t index, const PlanStep &step) {
       continue;
     std::vector<int64_t> gather;
     try {
-      gather = copyGather(plan_, *map_, step, d);
+      gather = copyGather(plan_, map(), step, d);
     } catch (const LocalComputeError &e) {
       throw StepFailure{"plan-error", e.what()};
     }
@@ -400,9 +446,9 @@ int64_t GpuRun::runCollective(const PlanStep &step) {
   int elementSize = static_cast<int>(gpu::elementSize(type));
   std::map<int64_t, int64_t> inSizes, outSizes;
   for (const PlanLocal &l : inBuffer.local)
-    inSizes[l.device] = static_cast<int64_t>(map_->elements(inBuffer, l.device).size());
+    inSizes[l.device] = slotCountOf(inBuffer, l.device);
   for (const PlanLocal &l : outBuffer.local)
-    outSizes[l.device] = static_cast<int64_t>(map_->elements(outBuffer, l.device).size());
+    outSizes[l.device] = slotCountOf(outBuffer, l.device);
   int64_t moved = 0;
   for (const PlanTeam &team : step.teams) {
     gpu::NcclCall call;
@@ -428,7 +474,7 @@ int64_t GpuRun::runCollective(const PlanStep &step) {
     }
     if (step.collective == "AllToAllv") {
       call.kind = gpu::NcclKind::AllToAllv;
-      call.counts = map_->packCounts(inBuffer, team);
+      call.counts = map().packCounts(inBuffer, team);
       for (size_t s = 0; s < call.counts.size(); ++s)
         for (size_t j = 0; j < call.counts.size(); ++j)
           moved += s == j ? 0 : call.counts[s][j] * elementSize;
@@ -497,7 +543,9 @@ int64_t GpuRun::runCollective(const PlanStep &step) {
   return moved;
 }
 
-void GpuRun::runStep(size_t index, const PlanStep &step, StepReport &report) {
+/// Runs one step. Without `synchronize`, a compute, copy or alias step
+/// returns once its kernels are enqueued (collectives always wait).
+void GpuRun::runStep(size_t index, const PlanStep &step, StepReport &report, bool synchronize) {
   switch (step.kind) {
   case StepKind::Compute:
     runCompute(index, step);
@@ -512,10 +560,13 @@ void GpuRun::runStep(size_t index, const PlanStep &step, StepReport &report) {
     report.bytesMoved = runCollective(step);
     break;
   }
-  synchronizeLocal();
+  if (synchronize)
+    synchronizeLocal();
 }
 
 void GpuRun::validate() {
+  if (!options_.check)
+    return;
   ToleranceTable tolerances(plan_.fusion, symbols_);
   std::vector<int64_t> local(local_.begin(), local_.end());
   for (TensorNum t : written_) {
@@ -525,8 +576,53 @@ void GpuRun::validate() {
       if (DeviceArray *a = array(b->name, l.device))
         buffers[l.device] = gpu::downloadArray(*a, streamOf(l.device));
     report_.tensors.push_back(
-        checkTensor(plan_, *map_, reference_, tolerances, t, buffers, local));
+        checkTensor(plan_, map(), reference_, tolerances, t, buffers, local));
   }
+}
+
+/// Runs the whole plan warmup + repeats more times pipelined, then as many
+/// times with every step synchronized (RunTiming says what each measures).
+/// Every process starts each run together (the failure agreement is a
+/// barrier).
+void GpuRun::timeRepeats() {
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  RunTiming timing;
+  timing.warmup = options_.warmup;
+  timing.repeats = options_.repeats;
+  std::vector<double> pipelined, synced;
+  std::vector<std::vector<double>> steps(plan_.steps.size());
+  for (bool synchronize : {false, true}) {
+    for (int r = 0; r < timing.warmup + timing.repeats; ++r) {
+      backend_.agreeOnFailure(std::nullopt);
+      Clock::time_point start = Clock::now();
+      for (size_t i = 0; i < plan_.steps.size(); ++i) {
+        Clock::time_point stepStart = Clock::now();
+        StepReport unused;
+        try {
+          runStep(i, plan_.steps[i], unused, synchronize);
+        } catch (const StepFailure &f) {
+          report_.failure = RunFailure{i, f.kind, "while timing: " + f.message};
+          return;
+        }
+        if (synchronize && r >= timing.warmup)
+          steps[i].push_back(seconds(Clock::now() - stepStart));
+      }
+      synchronizeLocal();
+      if (r >= timing.warmup)
+        (synchronize ? synced : pipelined).push_back(seconds(Clock::now() - start));
+    }
+  }
+  timing.medianSeconds = median(pipelined);
+  timing.minSeconds = *std::min_element(pipelined.begin(), pipelined.end());
+  timing.syncedMedianSeconds = median(synced);
+  for (const auto &s : steps)
+    timing.stepMedianSeconds.push_back(median(s));
+  report_.timing = timing;
 }
 
 RunReport GpuRun::run() {
@@ -536,11 +632,12 @@ RunReport GpuRun::run() {
   refuseUnverifiedSteps(plan_, options_.allowUnverified);
   symbols_ = checkedBindings(plan_, options_.symbols);
   report_.symbols = symbols_;
-  map_ = std::make_unique<BufferMap>(plan_, graph_, symbols_);
+  report_.checked = options_.check;
   for (int64_t d : backend_.localDevices(plan_.devices))
     local_.insert(d);
   std::map<TensorNum, HostTensor> inputs = randomInputs(plan_.fusion, symbols_, options_.seed);
-  reference_ = evaluateReference(plan_.fusion, inputs, symbols_);
+  if (options_.check)
+    reference_ = evaluateReference(plan_.fusion, inputs, symbols_);
   prepareTeams();
   allocate();
   distributeInputs(inputs);
@@ -553,12 +650,21 @@ RunReport GpuRun::run() {
       throw StepFailure{"gpu-error", e.what()};
     }
   });
-  if (report_.failure && report_.failure->kind == "gpu-error")
-    world_.abort(); // Peers may be stuck in NCCL: no orderly finalization.
   if (!report_.failure) {
     validate();
     report_.tensors = backend_.gatherChecks(report_.tensors);
   }
+  if (!report_.failure && options_.repeats > 0) {
+    try {
+      timeRepeats();
+    } catch (const gpu::GpuError &e) {
+      report_.failure = RunFailure{0, "gpu-error", std::string("while timing: ") + e.what()};
+    } catch (const gpu::NcclError &e) {
+      report_.failure = RunFailure{0, "gpu-error", std::string("while timing: ") + e.what()};
+    }
+  }
+  if (report_.failure && report_.failure->kind == "gpu-error")
+    world_.abort(); // Peers may be stuck in NCCL: no orderly finalization.
   return std::move(report_);
 }
 
