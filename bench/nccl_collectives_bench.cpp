@@ -8,7 +8,9 @@
 //       style: no host wait between iterations), and
 //   (b) the executor's path: shardcheck::gpu::runCollective + waitAll per
 //       iteration (what the nccl backend does per plan step),
-// each after --warmup untimed iterations, over --iters iterations, timed with
+// each after --warmup untimed iterations, over --iters iterations (the
+// synchronized direct call and the executor alternately, --rounds times,
+// medians reported), timed with
 // CUDA events on every local stream (the slowest rank counts), and prints
 // nccl-tests style columns: size, count, type, time, algbw, busbw (nccl-tests'
 // bus factors: allreduce 2(n-1)/n; allgather, reducescatter, alltoall, gather,
@@ -123,6 +125,7 @@ struct Args {
   size_t maxBytes = size_t(1) << 30;
   int iters = 20;
   int warmup = 5;
+  int rounds = 1; // alternating (direct+sync, executor) measurements; medians
   sg::NcclDataType dtype = sg::NcclDataType::BF16;
   int gpus = -1; // all visible
   std::vector<std::string> ops = {"allgather", "reducescatter", "allreduce", "broadcast",
@@ -138,10 +141,12 @@ void usage(FILE *to) {
   std::fprintf(
       to,
       "usage: nccl_collectives_bench [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N]\n"
-      "         [--dtype bf16|f32] [--gpus N] [--ops a,b,...] [--timeout S] [--blocking]\n"
+      "         [--rounds N] [--dtype bf16|f32] [--gpus N] [--ops a,b,...] [--timeout S] [--blocking]\n"
       "         [--selftest] [--fault-test] [--mpi]\n"
       "  sizes accept K, M, G suffixes (powers of 1024); defaults 1M..1G, 20 iters, 5 warmup,\n"
-      "  bf16, all visible GPUs; ops: allgather reducescatter allreduce broadcast alltoall\n"
+      "  bf16, all visible GPUs; --rounds: measure direct+sync and the executor alternately N\n"
+      "  times (each --iters iterations) and report the medians, so that drift over the run\n"
+      "  does not favour one side (default 1); ops: allgather reducescatter allreduce broadcast alltoall\n"
       "  reduce gather scatter; --timeout: waitAll deadline in seconds (30);\n"
       "  --blocking: blocking communicators (default non-blocking);\n"
       "  --selftest: check runCollective's results against DESIGN section 3, then exit;\n"
@@ -193,6 +198,8 @@ Args parseArgs(int argc, char **argv) {
       a.iters = parseInt(value(), 1);
     else if (f == "--warmup")
       a.warmup = parseInt(value(), 0);
+    else if (f == "--rounds")
+      a.rounds = parseInt(value(), 1);
     else if (f == "--dtype") {
       std::string t = value();
       if (t == "bf16")
@@ -336,6 +343,12 @@ struct Bench {
 };
 
 // ------------------------------------------------------------ collectives --
+
+/// The median of the values (the upper middle one for an even count).
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
 
 struct Shape {
   int64_t count = 0;   // elements of the "size" buffer (nccl-tests' count)
@@ -544,14 +557,19 @@ int runBench(Bench &b) {
         enqueueDirect(b, op, s, dt);
       b.sync();
       double tDirect = b.timeLoop(b.args.iters, [&] { enqueueDirect(b, op, s, dt); });
-      double tDirectSync = b.timeLoop(b.args.iters, [&] {
-        enqueueDirect(b, op, s, dt);
-        b.syncStreams();
-      });
-
       for (int i = 0; i < b.args.warmup; ++i)
         runExecutor(b, call);
-      double tExec = b.timeLoop(b.args.iters, [&] { runExecutor(b, call); });
+      // direct+sync and the executor alternate, round by round: a drift of
+      // the machine over the run then shows up on both sides.
+      std::vector<double> directSync, executor;
+      for (int r = 0; r < b.args.rounds; ++r) {
+        directSync.push_back(b.timeLoop(b.args.iters, [&] {
+          enqueueDirect(b, op, s, dt);
+          b.syncStreams();
+        }));
+        executor.push_back(b.timeLoop(b.args.iters, [&] { runExecutor(b, call); }));
+      }
+      double tDirectSync = median(directSync), tExec = median(executor);
 
       if (leader()) {
         double algD = size / (tDirect * 1e-6) / 1e9, algE = size / (tExec * 1e-6) / 1e9;
@@ -1138,11 +1156,11 @@ void printHeader(const Bench &b) {
               versionText(NCCL_VERSION_CODE).c_str());
   std::printf("# CUDA runtime %s, driver %s\n", cudaVersionText(cudaRuntime).c_str(),
               cudaVersionText(cudaDriver).c_str());
-  std::printf("# mode: %s, %d rank(s), %s communicators; iters %d, warmup %d, dtype %s, "
-              "waitAll deadline %g s\n",
+  std::printf("# mode: %s, %d rank(s), %s communicators; iters %d, warmup %d, rounds %d "
+              "(medians), dtype %s, waitAll deadline %g s\n",
               g_mpi ? "one process per GPU (MPI)" : "single process", b.n(),
               b.args.blocking ? "blocking" : "non-blocking", b.args.iters, b.args.warmup,
-              sg::dataTypeName(b.args.dtype), b.args.timeout);
+              b.args.rounds, sg::dataTypeName(b.args.dtype), b.args.timeout);
   for (const auto &l : lines)
     std::printf("%s\n", l.c_str());
   std::fflush(stdout);
