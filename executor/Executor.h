@@ -176,11 +176,13 @@ struct RunOptions {
   /// evaluating the op over the device's elements of global-shaped views.
   bool indexedCompute = false;
   /// Compute the unsharded reference and compare every written tensor with
-  /// it. False only for benchmarks at sizes the host reference cannot reach
-  /// (nccl backend); the same plan is then checked at smaller bindings.
+  /// it. False only for benchmarks at sizes the host reference cannot reach;
+  /// the same plan is then checked at smaller bindings.
   bool check = true;
-  /// nccl backend: after the checked run, run the whole plan `warmup` times
-  /// untimed and `repeats` times timed (RunReport::timing).
+  /// After the first run (and its check), run the whole plan again, timed
+  /// (RunReport::timing): `warmup` untimed and `repeats` timed runs of each
+  /// kind. On the host backends a step is done when it returns, so both
+  /// kinds time the same thing there.
   int warmup = 0, repeats = 0;
 };
 

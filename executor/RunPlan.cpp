@@ -41,17 +41,17 @@ options:
   --report FILE          write a JSON report to FILE
   --indexed-compute      run compute steps from index maps over local buffers,
                          as GPU kernels do (sim and mpi backends)
-  --repeat N             nccl: after the checked run, run the plan N times
-                         pipelined (compute steps not waited for) and N times
-                         with every step synchronized; print the median and
-                         minimum time per run and the median per step (a
-                         benchmark; see bench/)
-  --warmup N             nccl: untimed runs before each kind of --repeat runs
+  --repeat N             after the checked run, run the plan N times pipelined
+                         (nccl: compute steps not waited for) and N times with
+                         every step synchronized; print the median and minimum
+                         time per run and the median per step (a benchmark;
+                         see bench/)
+  --warmup N             untimed runs before each kind of --repeat runs
                          (default 0)
-  --no-check             nccl: do not compute the host reference or compare
-                         (for --repeat at sizes the double-precision host
-                         reference cannot reach; check the same plan at
-                         smaller --bind values); the result says unchecked
+  --no-check             do not compute the host reference or compare (for
+                         --repeat at sizes the double-precision host reference
+                         cannot reach; check the same plan at smaller --bind
+                         values); the result says unchecked
   --allow-unverified     run steps resting on refuted or unknown verdicts
                          (to reproduce a refuted compiler lowering)
   --quiet                print only failures and the result line
@@ -168,8 +168,6 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
   }
   if (o.plan.empty())
     return bad("no plan file");
-  if (o.backend != "nccl" && (!o.run.check || o.run.repeats > 0 || o.run.warmup > 0))
-    return bad("--no-check, --repeat and --warmup are for the nccl backend (benchmarks)");
   if (o.run.warmup > 0 && o.run.repeats == 0)
     return bad("--warmup needs --repeat");
   return std::nullopt;

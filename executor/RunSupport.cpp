@@ -315,4 +315,49 @@ Tolerance ToleranceTable::of(TensorNum t) {
   return tolerances_[t] = tol;
 }
 
+void timeRepeatedRuns(const Plan &plan, Backend &backend, const RunOptions &options,
+                      RunReport &report,
+                      const std::function<void(size_t, const PlanStep &, bool)> &runStep,
+                      const std::function<void()> &synchronizeAll) {
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  RunTiming timing;
+  timing.warmup = options.warmup;
+  timing.repeats = options.repeats;
+  std::vector<double> pipelined, synced;
+  std::vector<std::vector<double>> steps(plan.steps.size());
+  for (bool synchronize : {false, true}) {
+    for (int r = 0; r < timing.warmup + timing.repeats; ++r) {
+      backend.agreeOnFailure(std::nullopt);
+      Clock::time_point start = Clock::now();
+      for (size_t i = 0; i < plan.steps.size(); ++i) {
+        Clock::time_point stepStart = Clock::now();
+        try {
+          runStep(i, plan.steps[i], synchronize);
+        } catch (const StepFailure &f) {
+          report.failure = RunFailure{i, f.kind, "while timing: " + f.message};
+          return;
+        }
+        if (synchronize && r >= timing.warmup)
+          steps[i].push_back(seconds(Clock::now() - stepStart));
+      }
+      synchronizeAll();
+      if (r >= timing.warmup)
+        (synchronize ? synced : pipelined).push_back(seconds(Clock::now() - start));
+    }
+  }
+  if (pipelined.empty())
+    return;
+  timing.medianSeconds = median(pipelined);
+  timing.minSeconds = *std::min_element(pipelined.begin(), pipelined.end());
+  timing.syncedMedianSeconds = median(synced);
+  for (const auto &s : steps)
+    timing.stepMedianSeconds.push_back(median(s));
+  report.timing = timing;
+}
+
 } // namespace shardcheck

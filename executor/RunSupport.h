@@ -32,6 +32,19 @@ struct StepFailure {
 void runStepsInOrder(const Plan &plan, Backend &backend, RunReport &report,
                      const std::function<void(size_t, const PlanStep &, StepReport &)> &runStep);
 
+/// Runs the whole plan `options.warmup + options.repeats` times pipelined,
+/// then as many times with every step synchronized, and sets report.timing
+/// (RunTiming says what each kind measures). `runStep(index, step,
+/// synchronize)` runs one step, waiting for its devices when `synchronize`
+/// (it may throw StepFailure); `synchronizeAll()` waits for every local
+/// device. Every process starts each run together (the failure agreement is
+/// a barrier). A step failing sets report.failure ("while timing: ...") and
+/// leaves report.timing empty.
+void timeRepeatedRuns(const Plan &plan, Backend &backend, const RunOptions &options,
+                      RunReport &report,
+                      const std::function<void(size_t, const PlanStep &, bool)> &runStep,
+                      const std::function<void()> &synchronizeAll);
+
 class ToleranceTable;
 
 /// The producer -> consumer graph of the plan's fusion; an InputError when the

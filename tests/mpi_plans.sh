@@ -60,3 +60,13 @@ if [ "$status" -ne 2 ] || ! grep -q "run it with mpirun -np 2" "$dir/out"; then
   echo "FAIL: wrong process count: exit status $status"; cat "$dir/out"; exit 1
 fi
 echo "ok   wrong process count is exit status 2"
+
+# Timed repeats under MPI: every process runs them together (the failure
+# agreement before each run is the barrier) and rank 0 reports the times.
+status=0
+mpirun_np 2 "$bin/run-plan" --backend mpi --warmup 1 --repeat 3 "$dir/two.json" > "$dir/out" 2>&1 || status=$?
+if [ "$status" -ne 0 ] || ! grep -q "^timing: 3 timed run(s) of each kind after 1 warmup" "$dir/out" \
+   || ! grep -q "^result: match" "$dir/out"; then
+  echo "FAIL: timed repeats under MPI: exit status $status"; cat "$dir/out"; exit 1
+fi
+echo "ok   timed repeats under MPI: $(grep '^timing:' "$dir/out" | cut -c1-60)..."

@@ -337,13 +337,48 @@ TEST(RunPlanCli, ExitStatusesAndReport) {
   EXPECT_EQ(malformed.status, 2);
   EXPECT_NE(malformed.err.find("malformed.json:1:"), std::string::npos) << malformed.err;
   EXPECT_EQ(runCli({"--help"}).status, 0);
-  // Benchmark options belong to the nccl backend; misuse is a usage error.
-  EXPECT_EQ(runCli({"--no-check", good}).status, 2);
-  EXPECT_EQ(runCli({"--repeat", "3", good}).status, 2);
-  EXPECT_EQ(runCli({"--backend", "nccl", "--repeat", "0", good}).status, 2);
-  CliResult warmupAlone = runCli({"--backend", "nccl", "--warmup", "2", good});
+  // Benchmark options: misuse is a usage error.
+  EXPECT_EQ(runCli({"--repeat", "0", good}).status, 2);
+  CliResult warmupAlone = runCli({"--warmup", "2", good});
   EXPECT_EQ(warmupAlone.status, 2);
   EXPECT_NE(warmupAlone.err.find("--warmup needs --repeat"), std::string::npos) << warmupAlone.err;
+}
+
+TEST(RunPlanCli, RepeatTimesEveryStepAfterTheCheckedRun) {
+  std::string good = writeTemp("good.json", planToJsonText(planOf("rule_allgather_1d_logical.txt")));
+  std::string report = (tempDir() / "timed.json").string();
+  CliResult timed = runCli({"--warmup", "1", "--repeat", "3", "--report", report, good});
+  EXPECT_EQ(timed.status, 0) << timed.out << timed.err;
+  EXPECT_NE(timed.out.find("timing: 3 timed run(s) of each kind after 1 warmup"),
+            std::string::npos)
+      << timed.out;
+  EXPECT_NE(timed.out.find("result: match"), std::string::npos) << timed.out;
+  nlohmann::json r = nlohmann::json::parse(readText(report));
+  EXPECT_EQ(r["outcome"], "match");
+  EXPECT_EQ(r["checked"], true);
+  EXPECT_EQ(r["timing"]["repeats"], 3);
+  EXPECT_EQ(r["timing"]["warmup"], 1);
+  EXPECT_EQ(r["timing"]["step_median_seconds"].size(), r["steps"].size());
+  EXPECT_GT(r["timing"]["median_seconds"].get<double>(), 0.0);
+  EXPECT_LE(r["timing"]["min_seconds"].get<double>(), r["timing"]["median_seconds"].get<double>());
+}
+
+TEST(RunPlanCli, NoCheckRunsEveryStepAndComparesNothing) {
+  std::string good = writeTemp("good.json", planToJsonText(planOf("rule_allgather_1d_logical.txt")));
+  std::string report = (tempDir() / "unchecked.json").string();
+  CliResult unchecked = runCli({"--no-check", "--report", report, good});
+  EXPECT_EQ(unchecked.status, 0) << unchecked.out << unchecked.err;
+  EXPECT_NE(unchecked.out.find("result: unchecked"), std::string::npos) << unchecked.out;
+  nlohmann::json r = nlohmann::json::parse(readText(report));
+  EXPECT_EQ(r["outcome"], "unchecked");
+  EXPECT_EQ(r["checked"], false);
+  EXPECT_TRUE(r["tensors"].empty());
+  EXPECT_EQ(r["timing"], nullptr);
+  // A failing step still fails without the reference.
+  std::string refuted = writeTemp(
+      "refuted2.json", planToJsonText(planOf("seed_repro1_after_resharding.txt",
+                                             PlanRequest::Lowerings::Compiler)));
+  EXPECT_EQ(runCli({"--no-check", "--allow-unverified", refuted}).status, 1);
 }
 
 TEST(RunPlanCli, WrongValuesAreExitStatusOne) {

@@ -21,7 +21,6 @@
 #endif
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <set>
 
@@ -580,49 +579,15 @@ void GpuRun::validate() {
   }
 }
 
-/// Runs the whole plan warmup + repeats more times pipelined, then as many
-/// times with every step synchronized (RunTiming says what each measures).
-/// Every process starts each run together (the failure agreement is a
-/// barrier).
+/// The timed repeats (RunSupport.h timeRepeatedRuns) on the GPUs.
 void GpuRun::timeRepeats() {
-  using Clock = std::chrono::steady_clock;
-  auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-  };
-  RunTiming timing;
-  timing.warmup = options_.warmup;
-  timing.repeats = options_.repeats;
-  std::vector<double> pipelined, synced;
-  std::vector<std::vector<double>> steps(plan_.steps.size());
-  for (bool synchronize : {false, true}) {
-    for (int r = 0; r < timing.warmup + timing.repeats; ++r) {
-      backend_.agreeOnFailure(std::nullopt);
-      Clock::time_point start = Clock::now();
-      for (size_t i = 0; i < plan_.steps.size(); ++i) {
-        Clock::time_point stepStart = Clock::now();
+  timeRepeatedRuns(
+      plan_, backend_, options_, report_,
+      [this](size_t i, const PlanStep &step, bool synchronize) {
         StepReport unused;
-        try {
-          runStep(i, plan_.steps[i], unused, synchronize);
-        } catch (const StepFailure &f) {
-          report_.failure = RunFailure{i, f.kind, "while timing: " + f.message};
-          return;
-        }
-        if (synchronize && r >= timing.warmup)
-          steps[i].push_back(seconds(Clock::now() - stepStart));
-      }
-      synchronizeLocal();
-      if (r >= timing.warmup)
-        (synchronize ? synced : pipelined).push_back(seconds(Clock::now() - start));
-    }
-  }
-  timing.medianSeconds = median(pipelined);
-  timing.minSeconds = *std::min_element(pipelined.begin(), pipelined.end());
-  timing.syncedMedianSeconds = median(synced);
-  for (const auto &s : steps)
-    timing.stepMedianSeconds.push_back(median(s));
-  report_.timing = timing;
+        runStep(i, step, unused, synchronize);
+      },
+      [this] { synchronizeLocal(); });
 }
 
 RunReport GpuRun::run() {
