@@ -65,6 +65,8 @@
 #include <vector>
 
 namespace sg = shardcheck::gpu;
+using shardcheck::ReduceOp;
+using shardcheck::reduceOpName;
 
 namespace {
 
@@ -430,7 +432,7 @@ sg::NcclCall executorCall(const std::string &op, const Shape &s, int n, sg::Nccl
   if (op == "broadcast" || op == "reduce" || op == "gather" || op == "scatter")
     c.root = 0;
   c.dataType = dt;
-  c.reduceOp = sg::NcclReduceOp::Sum;
+  c.reduceOp = ReduceOp::Sum;
   c.count = s.k;
   return c;
 }
@@ -600,20 +602,20 @@ struct Case {
   sg::NcclCall call;
 };
 
-double reduceValues(sg::NcclReduceOp op, const std::vector<double> &v) {
+double reduceValues(ReduceOp op, const std::vector<double> &v) {
   double acc = v.at(0);
   for (size_t i = 1; i < v.size(); ++i) {
     switch (op) {
-    case sg::NcclReduceOp::Sum:
+    case ReduceOp::Sum:
       acc += v[i];
       break;
-    case sg::NcclReduceOp::Prod:
+    case ReduceOp::Prod:
       acc *= v[i];
       break;
-    case sg::NcclReduceOp::Max:
+    case ReduceOp::Max:
       acc = std::max(acc, v[i]);
       break;
-    case sg::NcclReduceOp::Min:
+    case ReduceOp::Min:
       acc = std::min(acc, v[i]);
       break;
     }
@@ -792,10 +794,10 @@ std::vector<Case> selftestCases(int world) {
               break;
             }
         }
-        std::vector<sg::NcclReduceOp> ops = {sg::NcclReduceOp::Sum};
+        std::vector<ReduceOp> ops = {ReduceOp::Sum};
         if (reduces && k == 3)
-          ops = {sg::NcclReduceOp::Sum, sg::NcclReduceOp::Prod, sg::NcclReduceOp::Max,
-                 sg::NcclReduceOp::Min};
+          ops = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max,
+                 ReduceOp::Min};
         for (auto root : roots)
           for (auto op : ops) {
             Case c;
@@ -807,7 +809,7 @@ std::vector<Case> selftestCases(int world) {
             c.call.count = k;
             c.name = std::string(sg::ncclKindName(kind)) + " team " + teamName +
                      (root ? " root " + std::to_string(*root) : "") +
-                     (reduces ? std::string(" ") + sg::reduceOpName(op) : "") + " k " +
+                     (reduces ? std::string(" ") + reduceOpName(op) : "") + " k " +
                      std::to_string(k);
             cases.push_back(c);
           }

@@ -1342,23 +1342,23 @@ struct SegmentArgs {
   double init = 0;
 };
 
-template <class Acc, ReduceKind K> struct Combine {
+template <class Acc, ReduceOp K> struct Combine {
   __device__ __forceinline__ static Acc identity() {
-    if constexpr (K == ReduceKind::Sum)
+    if constexpr (K == ReduceOp::Sum)
       return Acc(0);
-    else if constexpr (K == ReduceKind::Prod)
+    else if constexpr (K == ReduceOp::Prod)
       return Acc(1);
-    else if constexpr (K == ReduceKind::Max)
+    else if constexpr (K == ReduceOp::Max)
       return -infinity<Acc>();
     else
       return infinity<Acc>();
   }
   __device__ __forceinline__ static Acc apply(Acc x, Acc y) {
-    if constexpr (K == ReduceKind::Sum)
+    if constexpr (K == ReduceOp::Sum)
       return x + y;
-    else if constexpr (K == ReduceKind::Prod)
+    else if constexpr (K == ReduceOp::Prod)
       return x * y;
-    else if constexpr (K == ReduceKind::Max)
+    else if constexpr (K == ReduceOp::Max)
       return isNaN(x) || isNaN(y) ? quietNaN<Acc>() : (x < y ? y : x);
     else
       return isNaN(x) || isNaN(y) ? quietNaN<Acc>() : (y < x ? y : x);
@@ -1382,7 +1382,7 @@ __device__ __forceinline__ bool positionValue(const SegmentArgs &a, int64_t p, A
 }
 
 /// Combines the G lanes' values (G = 1, 32 or the block of kThreads).
-template <class Acc, ReduceKind K, int G> __device__ __forceinline__ Acc groupCombine(Acc v) {
+template <class Acc, ReduceOp K, int G> __device__ __forceinline__ Acc groupCombine(Acc v) {
   using C = Combine<Acc, K>;
   if constexpr (G >= 32) {
 #pragma unroll
@@ -1404,7 +1404,7 @@ template <class Acc, ReduceKind K, int G> __device__ __forceinline__ Acc groupCo
 }
 
 /// One group of G threads per segment, grid-stride over segments.
-template <class Acc, ReduceKind K, int G, bool Pair>
+template <class Acc, ReduceOp K, int G, bool Pair>
 __global__ void __launch_bounds__(kThreads) segmentKernel(SegmentArgs a) {
   using C = Combine<Acc, K>;
   const int lane = threadIdx.x % G;
@@ -1425,7 +1425,7 @@ __global__ void __launch_bounds__(kThreads) segmentKernel(SegmentArgs a) {
   }
 }
 
-template <class Acc, ReduceKind K, bool Pair>
+template <class Acc, ReduceOp K, bool Pair>
 void launchSegments(const SegmentArgs &a, int gpu, cudaStream_t stream) {
   // Threads per segment from the mean segment length.
   int64_t mean = a.positions / std::max<int64_t>(a.count, 1);
@@ -1441,16 +1441,16 @@ void launchSegments(const SegmentArgs &a, int gpu, cudaStream_t stream) {
 }
 
 template <class Acc, bool Pair>
-void launchSegmentsOf(ReduceKind kind, const SegmentArgs &a, int gpu, cudaStream_t stream) {
+void launchSegmentsOf(ReduceOp kind, const SegmentArgs &a, int gpu, cudaStream_t stream) {
   switch (kind) {
-  case ReduceKind::Sum:
-    return launchSegments<Acc, ReduceKind::Sum, Pair>(a, gpu, stream);
-  case ReduceKind::Prod:
-    return launchSegments<Acc, ReduceKind::Prod, Pair>(a, gpu, stream);
-  case ReduceKind::Max:
-    return launchSegments<Acc, ReduceKind::Max, Pair>(a, gpu, stream);
-  case ReduceKind::Min:
-    return launchSegments<Acc, ReduceKind::Min, Pair>(a, gpu, stream);
+  case ReduceOp::Sum:
+    return launchSegments<Acc, ReduceOp::Sum, Pair>(a, gpu, stream);
+  case ReduceOp::Prod:
+    return launchSegments<Acc, ReduceOp::Prod, Pair>(a, gpu, stream);
+  case ReduceOp::Max:
+    return launchSegments<Acc, ReduceOp::Max, Pair>(a, gpu, stream);
+  case ReduceOp::Min:
+    return launchSegments<Acc, ReduceOp::Min, Pair>(a, gpu, stream);
   }
 }
 
@@ -1461,7 +1461,7 @@ void checkSource(const DeviceArray &source, const DeviceArray &out, const char *
 
 } // namespace
 
-void launchSegmentReduce(ReduceKind kind, double init, const DeviceArray &in,
+void launchSegmentReduce(ReduceOp kind, double init, const DeviceArray &in,
                          const DeviceArray &offsets, const DeviceArray &indices,
                          const DeviceArray &out, Stream stream) {
   checkSource(in, out, "launchSegmentReduce: the input");
@@ -1515,9 +1515,9 @@ void launchPairDot(const DeviceArray &a, const DeviceArray &b, const DeviceArray
   DeviceGuard guard(out.gpu);
   bool single = isFloatType(out.type) && a.type != ElementType::F64 && b.type != ElementType::F64;
   if (single)
-    launchSegmentsOf<float, true>(ReduceKind::Sum, s, out.gpu, cudaStreamOf(stream));
+    launchSegmentsOf<float, true>(ReduceOp::Sum, s, out.gpu, cudaStreamOf(stream));
   else
-    launchSegmentsOf<double, true>(ReduceKind::Sum, s, out.gpu, cudaStreamOf(stream));
+    launchSegmentsOf<double, true>(ReduceOp::Sum, s, out.gpu, cudaStreamOf(stream));
 }
 
 // ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@
 // they are given; launch errors are checked at launch.
 #pragma once
 
+#include "executor/SimCollectives.h" // ReduceOp
 #include "ir/Types.h"
 
 #include <cstddef>
@@ -139,14 +140,13 @@ bool isVectorizedElementwise(const ElementwiseOp &op,
 void launchGather(const DeviceArray &in, const DeviceArray &indices, const DeviceArray &out,
                   Stream stream);
 
-enum class ReduceKind { Sum, Prod, Max, Min };
 
 /// out[o] = init combined with in[indices[p]] for p in [offsets[o],
 /// offsets[o+1]) (an empty segment gives init). offsets is I64 with
 /// out.count + 1 entries, indices I64; an index outside [0, in.count) is
 /// skipped. Max and Min propagate NaN. Accumulates in float when out is
 /// F32/F16/BF16 and in is not F64, else in double.
-void launchSegmentReduce(ReduceKind kind, double init, const DeviceArray &in,
+void launchSegmentReduce(ReduceOp kind, double init, const DeviceArray &in,
                          const DeviceArray &offsets, const DeviceArray &indices,
                          const DeviceArray &out, Stream stream);
 

@@ -105,34 +105,6 @@ gpu::NcclDataType ncclTypeOf(ElementType t) {
   return gpu::NcclDataType::F32;
 }
 
-gpu::NcclReduceOp ncclOpOf(ReduceOp op) {
-  switch (op) {
-  case ReduceOp::Sum:
-    return gpu::NcclReduceOp::Sum;
-  case ReduceOp::Prod:
-    return gpu::NcclReduceOp::Prod;
-  case ReduceOp::Max:
-    return gpu::NcclReduceOp::Max;
-  case ReduceOp::Min:
-    return gpu::NcclReduceOp::Min;
-  }
-  return gpu::NcclReduceOp::Sum;
-}
-
-gpu::ReduceKind reduceKindOf(ReduceOp op) {
-  switch (op) {
-  case ReduceOp::Sum:
-    return gpu::ReduceKind::Sum;
-  case ReduceOp::Prod:
-    return gpu::ReduceKind::Prod;
-  case ReduceOp::Max:
-    return gpu::ReduceKind::Max;
-  case ReduceOp::Min:
-    return gpu::ReduceKind::Min;
-  }
-  return gpu::ReduceKind::Sum;
-}
-
 /// The kernel op of a non-reducing expression.
 gpu::ElementwiseOp elementwiseOpOf(const Expr &e, DataType out) {
   using Kind = gpu::ElementwiseOp::Kind;
@@ -330,7 +302,7 @@ void GpuRun::launchCompute(const std::string &key, const LocalCompute &c, const 
     return;
   }
   case LocalCompute::Form::SegmentReduce:
-    gpu::launchSegmentReduce(reduceKindOf(c.op), c.init, *array(c.operands[0].buffer, d),
+    gpu::launchSegmentReduce(c.op, c.init, *array(c.operands[0].buffer, d),
                              *indices(key + "offsets", d, c.offsets),
                              *indices(key + "indices", d, c.indices), out, stream);
     return;
@@ -452,7 +424,7 @@ int64_t GpuRun::runCollective(const PlanStep &step) {
   for (const PlanTeam &team : step.teams) {
     gpu::NcclCall call;
     call.dataType = ncclTypeOf(type);
-    call.reduceOp = ncclOpOf(parseReduceOp(step.reduceOp));
+    call.reduceOp = parseReduceOp(step.reduceOp);
     for (int64_t d : team.devices)
       call.team.push_back(rankOf(d));
     if (team.root)

@@ -162,18 +162,18 @@ ncclDataType_t ncclType(NcclDataType t) {
   throw NcclError("unknown NcclDataType " + std::to_string(static_cast<int>(t)));
 }
 
-ncclRedOp_t ncclOp(NcclReduceOp op) {
+ncclRedOp_t ncclOp(ReduceOp op) {
   switch (op) {
-  case NcclReduceOp::Sum:
+  case ReduceOp::Sum:
     return ncclSum;
-  case NcclReduceOp::Prod:
+  case ReduceOp::Prod:
     return ncclProd;
-  case NcclReduceOp::Max:
+  case ReduceOp::Max:
     return ncclMax;
-  case NcclReduceOp::Min:
+  case ReduceOp::Min:
     return ncclMin;
   }
-  throw NcclError("unknown NcclReduceOp " + std::to_string(static_cast<int>(op)));
+  throw NcclError("unknown ReduceOp " + std::to_string(static_cast<int>(op)));
 }
 
 template <typename T> std::vector<unsigned char> bytesOf(T v) {
@@ -184,28 +184,28 @@ template <typename T> std::vector<unsigned char> bytesOf(T v) {
 
 /// The identity of `op` as one element of `t` (little-endian bytes): what a
 /// Reduce root outside the team contributes.
-std::vector<unsigned char> identityElement(NcclDataType t, NcclReduceOp op) {
-  if (op == NcclReduceOp::Sum)
+std::vector<unsigned char> identityElement(NcclDataType t, ReduceOp op) {
+  if (op == ReduceOp::Sum)
     return std::vector<unsigned char>(dataTypeSize(t), 0);
   const double inf = std::numeric_limits<double>::infinity();
   // Half precision: 1.0, -inf, +inf.
   auto half = [&](uint16_t one, uint16_t negInf, uint16_t posInf) {
-    return bytesOf<uint16_t>(op == NcclReduceOp::Prod  ? one
-                             : op == NcclReduceOp::Max ? negInf
+    return bytesOf<uint16_t>(op == ReduceOp::Prod  ? one
+                             : op == ReduceOp::Max ? negInf
                                                        : posInf);
   };
   auto integer = [&](auto zero) {
     using T = decltype(zero);
-    return bytesOf<T>(op == NcclReduceOp::Prod  ? T(1)
-                      : op == NcclReduceOp::Max ? std::numeric_limits<T>::lowest()
+    return bytesOf<T>(op == ReduceOp::Prod  ? T(1)
+                      : op == ReduceOp::Max ? std::numeric_limits<T>::lowest()
                                                 : std::numeric_limits<T>::max());
   };
   switch (t) {
   case NcclDataType::F64:
-    return bytesOf<double>(op == NcclReduceOp::Prod ? 1.0 : op == NcclReduceOp::Max ? -inf : inf);
+    return bytesOf<double>(op == ReduceOp::Prod ? 1.0 : op == ReduceOp::Max ? -inf : inf);
   case NcclDataType::F32:
-    return bytesOf<float>(op == NcclReduceOp::Prod  ? 1.0f
-                          : op == NcclReduceOp::Max ? -static_cast<float>(inf)
+    return bytesOf<float>(op == ReduceOp::Prod  ? 1.0f
+                          : op == ReduceOp::Max ? -static_cast<float>(inf)
                                                     : static_cast<float>(inf));
   case NcclDataType::F16:
     return half(0x3C00, 0xFC00, 0x7C00);
@@ -309,20 +309,6 @@ const char *dataTypeName(NcclDataType t) {
     return "i8";
   case NcclDataType::U8:
     return "u8";
-  }
-  return "?";
-}
-
-const char *reduceOpName(NcclReduceOp op) {
-  switch (op) {
-  case NcclReduceOp::Sum:
-    return "sum";
-  case NcclReduceOp::Prod:
-    return "prod";
-  case NcclReduceOp::Max:
-    return "max";
-  case NcclReduceOp::Min:
-    return "min";
   }
   return "?";
 }
@@ -731,7 +717,7 @@ struct NcclWorld::Impl {
 
   /// A stream-ordered buffer of `count` identity elements of `op` on local
   /// index `li` (free it with cudaFreeAsync on the same stream).
-  void *identityBuffer(int li, NcclDataType t, NcclReduceOp op, int64_t count) {
+  void *identityBuffer(int li, NcclDataType t, ReduceOp op, int64_t count) {
     size_t bytes = static_cast<size_t>(count) * dataTypeSize(t);
     cudaStream_t s = streams[li];
     SC_CUDA(cudaSetDevice(gpus[li]));

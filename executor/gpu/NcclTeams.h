@@ -36,6 +36,8 @@
 // Not thread-safe: one thread drives a world.
 #pragma once
 
+#include "executor/SimCollectives.h" // ReduceOp
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -64,8 +66,6 @@ size_t dataTypeSize(NcclDataType t);
 const char *dataTypeName(NcclDataType t);
 
 /// Reduction operators (mapped to ncclSum, ncclProd, ncclMax, ncclMin).
-enum class NcclReduceOp { Sum, Prod, Max, Min };
-const char *reduceOpName(NcclReduceOp op);
 
 /// How communicators are made and how long the host waits for NCCL.
 struct NcclOptions {
@@ -217,7 +217,7 @@ struct NcclCall {
   /// AllToAllv: counts[s][d] elements go from team rank s to team rank d.
   std::vector<std::vector<int64_t>> counts;
   NcclDataType dataType = NcclDataType::F32;
-  NcclReduceOp reduceOp = NcclReduceOp::Sum;
+  ReduceOp reduceOp = ReduceOp::Sum;
   /// The per-rank chunk k (elements), as above.
   int64_t count = 0;
 };

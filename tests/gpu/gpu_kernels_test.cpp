@@ -558,18 +558,18 @@ TEST_F(GpuKernels, GatherWithNegativeAndOutOfRangeIndices) {
 }
 
 /// The reference of a segment reduction in double.
-std::vector<double> segmentReference(g::ReduceKind kind, double init, const std::vector<double> &in,
+std::vector<double> segmentReference(shardcheck::ReduceOp kind, double init, const std::vector<double> &in,
                                      const std::vector<int64_t> &offsets,
                                      const std::vector<int64_t> &indices) {
   auto combine = [kind](double a, double b) {
     switch (kind) {
-    case g::ReduceKind::Sum:
+    case shardcheck::ReduceOp::Sum:
       return a + b;
-    case g::ReduceKind::Prod:
+    case shardcheck::ReduceOp::Prod:
       return a * b;
-    case g::ReduceKind::Max:
+    case shardcheck::ReduceOp::Max:
       return std::isnan(a) || std::isnan(b) ? kNaN : std::max(a, b);
-    case g::ReduceKind::Min:
+    case shardcheck::ReduceOp::Min:
       return std::isnan(a) || std::isnan(b) ? kNaN : std::min(a, b);
     }
     return a;
@@ -619,10 +619,10 @@ TEST_F(GpuKernels, SegmentReduceWithEmptySegmentsAndNaN) {
       for (bool nan : {false, true}) {
         std::vector<double> x = rounded(nan ? withNaN : in, t);
         g::DeviceArray dIn = upload(t, x);
-        for (auto [kind, init] : {std::pair{g::ReduceKind::Sum, 0.5},
-                                  {g::ReduceKind::Prod, 1.0},
-                                  {g::ReduceKind::Max, -kInf},
-                                  {g::ReduceKind::Min, 2.0}}) {
+        for (auto [kind, init] : {std::pair{shardcheck::ReduceOp::Sum, 0.5},
+                                  {shardcheck::ReduceOp::Prod, 1.0},
+                                  {shardcheck::ReduceOp::Max, -kInf},
+                                  {shardcheck::ReduceOp::Min, 2.0}}) {
           g::DeviceArray out = g::allocateArray(0, t, static_cast<int64_t>(offsets.size()) - 1);
           g::launchSegmentReduce(kind, init, dIn, dOffsets, dIndices, out, stream_);
           std::vector<double> want = rounded(segmentReference(kind, init, x, offsets, indices), t);
