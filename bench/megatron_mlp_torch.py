@@ -8,7 +8,9 @@ w2 [hidden, ffn] by columns (row-parallel linear), all bfloat16, and computes
 
     y = all_reduce(linear(gelu(linear(x, w1_local)), w2_local))
 
-with F.gelu's exact (erf) form, as the plan's `gelu` is. Per timed run:
+with F.gelu's exact (erf) form, as the plan's `gelu` is. The inputs are
+uniform in [-1, 1), drawn in float32 and rounded to bfloat16 as run-plan's
+are (--draw bfloat16: drawn in bfloat16). Per timed run:
 synchronize, barrier, start the clock, run the block, synchronize, stop; the
 median and minimum over --iters runs after --warmup are printed by rank 0 as
 one line `torch-mlp median_ms=... min_ms=...` (plus the sizes and the GPU).
@@ -38,10 +40,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument(
-        "--fp32-inputs",
-        action="store_true",
-        help="draw inputs in float32 and round them to bfloat16, as run-plan's generator "
-        "does (default: torch.rand in bfloat16, as the recorded runs did)",
+        "--draw",
+        choices=["float32", "bfloat16"],
+        default="float32",
+        help="dtype torch.rand draws the uniform [-1, 1) inputs in before they are rounded "
+        "to bfloat16: float32 (default) gives the values run-plan's generator gives; "
+        "bfloat16 gives coarser values, on which the power-capped gemms clock higher",
     )
     args = parser.parse_args()
 
@@ -57,7 +61,7 @@ def main() -> None:
     gen = torch.Generator(device="cuda").manual_seed(1 + dist.get_rank())
     shape_w1 = (args.ffn // world, args.hidden)
     shape_w2 = (args.hidden, args.ffn // world)
-    draw = torch.float32 if args.fp32_inputs else torch.bfloat16
+    draw = getattr(torch, args.draw)
 
     def uniform(*shape: int) -> torch.Tensor:
         values = torch.rand(*shape, device="cuda", dtype=draw, generator=gen) * 2 - 1
