@@ -4,8 +4,8 @@
 # the GPU machine from the repository root:
 #   bench/gemm_kernels.sh CARRY_DIR OUT_DIR
 # cuBLASLt's trace log (CUBLASLT_LOG_LEVEL=2) names the algorithm of every
-# matmul, the cublasGemmEx calls included; with nsys on the PATH, a profile
-# of a few runs adds each kernel's name and time.
+# matmul, the cublasGemmEx calls included. Pointers and streams are dropped
+# from the lines so equal calls count together.
 set -uo pipefail
 carry="$1" out="$2"
 mkdir -p "$out"
@@ -20,17 +20,6 @@ CUBLASLT_LOG_LEVEL=2 CUBLASLT_LOG_FILE="$out/lt-torch-%i.log" "${torch_run[@]}" 
 echo "torch: exit $?"
 for f in "$out"/lt-*.log; do
   echo "== $(basename "$f"): $(wc -l < "$f") lines; distinct matmul lines (call counts):"
-  grep -i 'matmul' "$f" | sed -E 's/^\[[^]]*\]//; s/(A|B|C|D)=0x[0-9a-f]+/\1=PTR/g; s/workspace=0x[0-9a-f]+/workspace=PTR/g; s/stream=0x[0-9a-f]+//g' \
+  grep -i 'matmul' "$f" | sed -E 's/^\[[^]]*\]//; s/(A|B|C|D|workSpace)=0[xX][0-9a-fA-F]+/\1=PTR/g; s/ stream=0[xX][0-9a-fA-F]+//g' \
     | sort | uniq -c | sort -rn | head -6 | cut -c1-1200
 done
-nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
-if [ -n "$nsys" ]; then
-  "$nsys" profile -o "$out/plan" --force-overwrite true --stats=false "${plan_run[@]}" > /dev/null 2>&1
-  "$nsys" stats --report cuda_gpu_kern_sum --format csv "$out/plan.nsys-rep" 2>/dev/null | head -8 > "$out/kernels-plan.csv"
-  "$nsys" profile -o "$out/torch" --force-overwrite true --stats=false "${torch_run[@]}" > /dev/null 2>&1
-  "$nsys" stats --report cuda_gpu_kern_sum --format csv "$out/torch.nsys-rep" 2>/dev/null | head -8 > "$out/kernels-torch.csv"
-  rm -f "$out"/*.nsys-rep "$out"/*.sqlite
-  echo "== kernels (nsys):"; cat "$out"/kernels-*.csv | cut -c1-400
-else
-  echo "== no nsys on this machine"
-fi

@@ -88,6 +88,7 @@ if command -v nvidia-smi > /dev/null; then
   nvidia-smi --query-gpu=timestamp,index,clocks.sm,power.draw,utilization.gpu,temperature.gpu \
     --format=csv,noheader,nounits -lms 20 > "$out/clocks.csv" 2>/dev/null &
   sampler=$!
+  trap 'kill "$sampler" 2>/dev/null' EXIT # also when the script is interrupted
 fi
 
 timed=(--backend nccl --no-check --quiet "${full[@]}" --warmup "$warmup" --repeat "$iters")
