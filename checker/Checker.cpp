@@ -3,6 +3,7 @@
 
 #include "checker/Decomposition.h"
 #include "checker/EdgeChecker.h"
+#include "checker/ExprChecker.h"
 #include "checker/Selection.h"
 
 #include <algorithm>
@@ -12,11 +13,6 @@
 namespace shardcheck {
 
 namespace {
-
-bool isSetLike(OpKind k) {
-  return k == OpKind::Set || k == OpKind::SegmenterSet || k == OpKind::LoadStore ||
-         k == OpKind::Communication;
-}
 
 /// Whether every device that holds consumer elements holds all of the
 /// producer: then no op, whatever its semantics, needs communication.
@@ -163,12 +159,19 @@ private:
 std::string canonicalEdgeKey(const Fusion &fusion, const FusionEdge &edge) {
   KeyBuilder kb(fusion);
   const Expr &e = fusion.exprs[edge.expr];
-  std::string key = std::string(opKindName(e.kind)) + "/" + std::to_string(edge.operandIndex) +
+  // The op's spelling and attributes are part of what is checked (a
+  // reduction's operator and initial value decide a compiler verdict).
+  std::string key = std::string(opKindName(e.kind)) + ":" + e.op + "/" +
+                    std::to_string(edge.operandIndex) +
                     "\nP:" + kb.tensor(fusion.tensor(edge.producer)) +
                     "\nC:" + kb.tensor(fusion.tensor(edge.consumer)) + "\nmap:";
   for (size_t i = 0; i < edge.map.consumerIds.size(); ++i)
     key += kb.idKey(edge.map.consumerIds[i]) + "=" +
            (edge.map.producerIds[i] ? kb.idKey(*edge.map.producerIds[i]) : "-") + ",";
+  for (const auto &[name, value] : e.attrs)
+    key += "\nattr:" + name + "=" + value;
+  for (bool flag : e.flags)
+    key += flag ? "1" : "0";
   if (edge.map.unsupported)
     key += "\nunsupported:" + *edge.map.unsupported;
   if (e.communication) {
@@ -190,8 +193,11 @@ std::optional<CompilerVerdict> Checker::compilerChoice(const Fusion &fusion,
   const Expr &e = fusion.exprs[edge.expr];
   CompilerVerdict cv;
   cv.loc = e.loc;
+  // nvFuser's runtime hands a reducing Communication every member's own
+  // producer buffer, never partials laid out for the consumer.
   if (e.kind == OpKind::Communication && e.communication) {
     cv.lowering = loweringOfCommunication(fusion, e);
+    cv.lowering.reduceInput = Lowering::ReduceInput::ProducerBuffer;
     cv.source = compilerSource(e);
     return cv;
   }
@@ -201,12 +207,31 @@ std::optional<CompilerVerdict> Checker::compilerChoice(const Fusion &fusion,
   Selection s = selectLowering(fusion, edge, SelectionReading::NvFuser);
   if (s.lowering.kind == CommKind::Unsupported || s.lowering.kind == CommKind::None)
     return std::nullopt;
+  // A reduction that reshards anything but its reduced axis is split by
+  // nvFuser into a resharding Set and a local reduction: the collective is
+  // that Set's, which the dump does not print.
+  if (e.kind == OpKind::Reduction && !isReductionComm(s.lowering.kind))
+    return std::nullopt;
   cv.lowering = s.lowering;
+  // A resharding reduction is decomposed by nvFuser into a local reduction
+  // (the partial, in the consumer's layout) and the collective on it; the
+  // collective applies no initial value.
+  cv.lowering.reduceInput = Lowering::ReduceInput::Partials;
   // nvFuser's AllToAll makes each chunk contiguous before the exchange and
   // reorders after it; its Allgather writes the output buffer directly.
   cv.lowering.localPermute = cv.lowering.kind == CommKind::AllToAll;
   cv.source = compilerSource(e);
   return cv;
+}
+
+std::optional<NvfuserRuntime> Checker::runtimeOf(const Expr &expr) const {
+  // A host IR Communication is handed exactly the printed tensors, so the
+  // runtime's buffer rules apply to them. A resharding Set is first
+  // rearranged by nvFuser's own passes (ReorderShardedAxis), which are not
+  // modelled: its plain collective is judged on the flat buffers.
+  if (expr.communication)
+    return options_.runtime;
+  return std::nullopt;
 }
 
 EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
@@ -226,18 +251,23 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
   EdgeChecker ec(fusion, edge, ctx, universe);
 
   Outcome local = ec.checkLocal();
-  if (local.kind == Outcome::Kind::Unsupported && producerFullyHeld(fusion, edge, universe))
-    local = Outcome::proved(); // Every consumer device holds all of the producer.
+  // Every consumer device holds all of the producer: whatever the layouts,
+  // nothing moves. Only for ops whose element map is modelled: a proof never
+  // rests on an op the reference cannot evaluate.
+  if (local.kind == Outcome::Kind::Unsupported && !edge.map.unsupported &&
+      producerFullyHeld(fusion, edge, universe))
+    local = Outcome::proved();
 
   switch (local.kind) {
   case Outcome::Kind::Proved: {
     v.lowering = noLowering(CommKind::None);
     v.status = Status::Proved;
-    // Alias: shardings that differ only in spelling. For a copy, the buffer
-    // reuse itself is proved too; a compute op reads its operand in place.
-    if (differsOnlyInSpelling(fusion, edge) &&
-        (!isSetLike(expr.kind) ||
-         ec.checkLowering(noLowering(CommKind::Alias)).kind == Outcome::Kind::Proved))
+    // Alias: shardings that differ only in spelling, on an op whose consumer
+    // may reuse its producer's buffer, and only where the reuse itself (same
+    // element at every offset) is proved. A compute op reads its operand in
+    // place: none.
+    if (differsOnlyInSpelling(fusion, edge) && isCopyKind(expr.kind) &&
+        ec.checkLowering(noLowering(CommKind::Alias)).kind == Outcome::Kind::Proved)
       v.lowering = noLowering(CommKind::Alias);
     break;
   }
@@ -267,6 +297,9 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
       break;
     }
     Outcome o = proveWithPermuteFallback(ec, s.lowering);
+    if (isReductionComm(s.lowering.kind) && reductionOperatorOf(expr).empty())
+      o = Outcome::unsupported(std::string("`") + expr.op +
+                               "` names no operator to combine partial results with");
     if (o.kind == Outcome::Kind::Proved) {
       v.lowering = s.lowering;
       v.status = Status::Proved;
@@ -289,7 +322,15 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
   }
 
   if (auto cv = compilerChoice(fusion, edge)) {
-    Outcome o = ec.checkLowering(cv->lowering);
+    std::optional<std::string> violation;
+    if (expr.communication)
+      violation = communicationRuleViolation(expr);
+    Counterexample ruleBroken;
+    if (violation) {
+      ruleBroken.message = *violation;
+      ruleBroken.rule = "communication-form";
+    }
+    Outcome o = violation ? Outcome::refuted(ruleBroken) : ec.checkLowering(cv->lowering, /*compilerLowering=*/true, runtimeOf(expr));
     switch (o.kind) {
     case Outcome::Kind::Proved:
       cv->status = Status::Proved;
@@ -362,7 +403,81 @@ std::vector<EdgeVerdict> Checker::checkFusion(const Fusion &fusion, const Fusion
       edgeCache_[key] = v;
     verdicts.push_back(std::move(v));
   }
+  demoteUnmodelledExpressions(fusion, graph, verdicts);
+  checkReducedOperands(fusion, graph, universe, verdicts);
   return verdicts;
+}
+
+void Checker::demoteUnmodelledExpressions(const Fusion &fusion, const FusionGraph &graph,
+                                          std::vector<EdgeVerdict> &verdicts) {
+  std::map<size_t, std::string> unmodelled;
+  for (const FusionEdge &e : graph.edges())
+    if (e.map.unsupported && !unmodelled.count(e.expr))
+      unmodelled[e.expr] = *e.map.unsupported;
+  for (size_t i = 0; i < graph.edges().size(); ++i) {
+    auto it = unmodelled.find(graph.edges()[i].expr);
+    EdgeVerdict &v = verdicts[i];
+    if (it == unmodelled.end() || graph.edges()[i].map.unsupported)
+      continue;
+    v.lowering = noLowering(CommKind::Unsupported);
+    v.status = Status::Unknown;
+    v.counterexample.reset();
+    v.steps.clear();
+    v.reason = "another operand of the expression has no element map (" + it->second +
+               "), so this operand's is not trusted either";
+  }
+}
+
+namespace {
+
+void demote(EdgeVerdict &v, const Outcome &o, const std::string &what) {
+  v.lowering = noLowering(CommKind::Unsupported);
+  v.status = o.kind == Outcome::Kind::Refuted ? Status::Refuted : Status::Unknown;
+  v.counterexample = o.counterexample;
+  v.reason = what + (o.reason.empty() ? std::string() : ": " + o.reason);
+}
+
+} // namespace
+
+void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &graph,
+                                   const std::vector<int64_t> &universe,
+                                   std::vector<EdgeVerdict> &verdicts) {
+  std::map<size_t, std::vector<size_t>> reducedByExpr;
+  for (size_t i = 0; i < graph.edges().size(); ++i)
+    if (isReductionEdge(fusion, graph.edges()[i]))
+      reducedByExpr[graph.edges()[i].expr].push_back(i);
+  for (const auto &[expr, edges] : reducedByExpr) {
+    if (edges.size() < 2)
+      continue; // One reduced operand: its edge's own partials query decides.
+    std::vector<const FusionEdge *> operands;
+    bool otherCollective = false;
+    for (size_t i : edges) {
+      operands.push_back(&graph.edges()[i]);
+      CommKind k = verdicts[i].lowering.kind;
+      otherCollective = otherCollective || (!isReductionComm(k) && k != CommKind::None &&
+                                            k != CommKind::Alias);
+    }
+    for (size_t i : edges) {
+      EdgeVerdict &v = verdicts[i];
+      if (!isReductionComm(v.lowering.kind) || v.status != Status::Proved)
+        continue;
+      std::string what = "the candidate " + v.lowering.str() + " for the operands of " +
+                         fusion.tensor(v.consumer).name() + " together";
+      if (otherCollective) {
+        demote(v, Outcome::unsupported("another reduced operand needs a different collective"),
+               what + " is not modelled");
+        continue;
+      }
+      smt::SolverOptions so;
+      so.timeoutMs = options_.timeoutMs;
+      so.smtDumpDir = options_.smtDumpDir;
+      smt::Context ctx(so, &queryCache_, &stats_.solver);
+      Outcome o = ExprChecker(fusion, operands, ctx, universe).checkPartials(v.lowering);
+      if (o.kind == Outcome::Kind::Proved)
+        continue;
+      demote(v, o, what + (o.kind == Outcome::Kind::Refuted ? " is refuted" : " is not proved"));
+    }
+  }
 }
 
 } // namespace shardcheck

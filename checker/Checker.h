@@ -34,6 +34,8 @@ struct CheckOptions {
   /// `--devices N`: devices 0..N-1 join the devices of a tensor without a
   /// mesh (by default: every device of every mesh of the fusion).
   int64_t devices = 0;
+  /// Whose runtime rules compiler choices are confirmed against.
+  NvfuserRuntime runtime = NvfuserRuntime::Dec2024;
 };
 
 /// The compiler's own choice for an edge and its verdict.
@@ -89,6 +91,18 @@ private:
   EdgeVerdict checkEdge(const Fusion &fusion, const FusionEdge &edge,
                         const std::vector<int64_t> &universe);
   std::optional<CompilerVerdict> compilerChoice(const Fusion &fusion, const FusionEdge &edge);
+  /// The runtime whose rules the compiler's choice for `expr` must meet.
+  std::optional<NvfuserRuntime> runtimeOf(const Expr &expr) const;
+  /// Expressions that reduce over several operands (matmul, linear): a
+  /// reduction lowering proved per edge is demoted unless the partials of all
+  /// reduced operands together sum every term exactly once (ExprChecker).
+  /// An expression one of whose edges has no domain map: the maps of its
+  /// other operands are not trusted either, so those edges are unsupported.
+  void demoteUnmodelledExpressions(const Fusion &fusion, const FusionGraph &graph,
+                                   std::vector<EdgeVerdict> &verdicts);
+  void checkReducedOperands(const Fusion &fusion, const FusionGraph &graph,
+                            const std::vector<int64_t> &universe,
+                            std::vector<EdgeVerdict> &verdicts);
 
   CheckOptions options_;
   smt::QueryCache queryCache_;

@@ -31,6 +31,10 @@ options:
   --timeout-ms N       per-query solver time limit (default: 10000)
   --devices N          devices 0..N-1 hold tensors that have no mesh
   --smt-dump DIR       write every SMT query as SMT-LIB2 into DIR
+  --nvfuser-runtime 2024-12|2024-11
+                       whose runtime rules compiler choices must satisfy:
+                       nvFuser since Dec 2024 (default; buffer shapes are
+                       compared) or before (only element counts are)
   --no-cache           decide every edge anew (no structural edge cache)
   --quiet              print only errors, warnings and the summary
   --emit-plan FILE     write the verified plan of the (one) input fusion to FILE
@@ -132,6 +136,12 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
       if (!n)
         return bad("--fusion takes a fusion index (0 for the first)");
       o.planFusion = static_cast<size_t>(*n);
+    } else if (a == "--nvfuser-runtime") {
+      auto v = value();
+      auto r = v ? parseNvfuserRuntime(*v) : std::nullopt;
+      if (!r)
+        return bad("--nvfuser-runtime takes '2024-12' (the default) or '2024-11'");
+      o.check.runtime = *r;
     } else if (a == "--smt-dump") {
       auto v = value();
       if (!v || v->empty())
@@ -358,6 +368,8 @@ nlohmann::json counterexampleJson(const std::optional<Counterexample> &c) {
     return nullptr;
   nlohmann::json j;
   j["message"] = c->message;
+  if (!c->rule.empty())
+    j["runtime_rule"] = c->rule;
   j["bindings"] = c->bindings;
   if (c->device >= 0)
     j["device"] = c->device;
@@ -438,8 +450,9 @@ nlohmann::json diagnosticJson(const Diagnostic &d) {
           {"notes", notes}};
 }
 
-nlohmann::json summaryJson(const Summary &s, const CheckStats &stats) {
+nlohmann::json summaryJson(const Summary &s, const CheckStats &stats, NvfuserRuntime runtime) {
   return {{"files", s.files},
+          {"nvfuser_runtime", nvfuserRuntimeName(runtime)},
           {"fusions", s.fusions},
           {"edges", s.edges},
           {"proved", s.proved},
@@ -483,7 +496,8 @@ void countLints(const FileResult &r, Summary &s) {
   }
 }
 
-void printSummaryText(std::ostream &out, const Summary &s, const CheckStats &stats) {
+void printSummaryText(std::ostream &out, const Summary &s, const CheckStats &stats,
+                      NvfuserRuntime runtime) {
   out << "summary: " << s.files << " file(s), " << s.fusions << " fusion(s), " << s.edges
       << " edge(s): " << s.proved << " proved (" << s.none << " none, " << s.alias << " alias, "
       << s.collectives << " collective), " << s.refuted << " refuted, " << s.unknown << " unknown, "
@@ -491,6 +505,9 @@ void printSummaryText(std::ostream &out, const Summary &s, const CheckStats &sta
       << " confirmed (" << s.unnecessary << " unnecessary), " << s.compilerRefuted << " refuted, "
       << s.compilerUnknown << " unknown; lints: " << s.lintErrors << " error(s), " << s.lintWarnings
       << " warning(s)";
+  if (s.compilerConfirmed || s.compilerRefuted || s.compilerUnknown)
+    out << " (compiler choices checked against nvFuser's " << nvfuserRuntimeName(runtime)
+        << " runtime rules)";
   if (s.unreadable)
     out << "; " << s.unreadable << " unreadable input(s)";
   out << "\n";
@@ -538,7 +555,7 @@ int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, st
     nlohmann::json doc = {{"tool", "check-sharding"},
                           {"version", kVersion},
                           {"files", files},
-                          {"summary", summaryJson(summary, checker.stats())},
+                          {"summary", summaryJson(summary, checker.stats(), o.check.runtime)},
                           {"exit_status", exitStatus(summary)}};
     out << doc.dump(2) << "\n";
   } else {
@@ -548,7 +565,7 @@ int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, st
           continue;
         printDiagnostic(d.severity == Severity::Error && r.unreadable ? err : out, d);
       }
-    printSummaryText(out, summary, checker.stats());
+    printSummaryText(out, summary, checker.stats(), o.check.runtime);
   }
   if (writeFailed) {
     err << "check-sharding: error: cannot write the plan to " << o.emitPlan << "\n";

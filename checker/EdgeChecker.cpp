@@ -2,6 +2,8 @@
 // docs/semantics.md (Lowerings) for what each query states.
 #include "checker/EdgeChecker.h"
 
+#include "checker/ExprChecker.h"
+
 #include <algorithm>
 #include <numeric>
 #include <set>
@@ -74,6 +76,10 @@ std::vector<int64_t> senders(const Lowering &l, const Team &team) {
   case CommKind::Allreduce:
   case CommKind::Reduce:
   case CommKind::ReduceScatter:
+    // nvFuser's runtime hands every member's own producer buffer to the
+    // collective, so every member must have one.
+    if (l.reduceInput == Lowering::ReduceInput::ProducerBuffer)
+      return team.devices;
     return {};
   case CommKind::Scatter:
   case CommKind::Broadcast:
@@ -115,12 +121,7 @@ std::vector<std::string> EdgeChecker::assumptions() const {
 }
 
 bool EdgeChecker::isReductionEdge() const {
-  for (size_t i = 0; i < edge_.map.consumerIds.size(); ++i) {
-    const auto &p = edge_.map.producerIds[i];
-    if (p && fusion_.id(edge_.map.consumerIds[i]).isReduction() && !fusion_.id(*p).isBroadcast())
-      return true;
-  }
-  return false;
+  return shardcheck::isReductionEdge(fusion_, edge_);
 }
 
 smt::Bool EdgeChecker::baseConstraints() {
@@ -307,7 +308,7 @@ Outcome EdgeChecker::checkUncoveredDevices(const Lowering &lowering) {
 
 Outcome EdgeChecker::checkCounts(const Lowering &lowering, const Team &team) {
   CommKind k = lowering.kind;
-  if (k == CommKind::Allreduce || k == CommKind::Reduce || k == CommKind::ReduceScatter)
+  if (isReductionComm(k) && lowering.reduceInput == Lowering::ReduceInput::Partials)
     return Outcome::proved(); // Partials are computed locally in the consumer's layout.
   auto n = static_cast<int64_t>(team.devices.size());
   smt::Int nP = ctx_.intVar("nP"), nC = ctx_.intVar("nC");
@@ -321,6 +322,7 @@ Outcome EdgeChecker::checkCounts(const Lowering &lowering, const Team &team) {
     need = "an output of " + std::to_string(n) + " x ";
     break;
   case CommKind::Scatter:
+  case CommKind::ReduceScatter:
     ok = nP == nC * n;
     need = "an input of " + std::to_string(n) + " x ";
     break;
@@ -349,11 +351,16 @@ Outcome EdgeChecker::checkCounts(const Lowering &lowering, const Team &team) {
                   " on each device";
     break;
   case CommKind::Scatter:
+  case CommKind::ReduceScatter:
     cex.message = std::string(commKindName(k)) + teamStr + " needs " + need + std::to_string(c) +
                   " elements but " + producer_.name() + " holds " + std::to_string(p) +
-                  " on the root";
+                  (k == CommKind::Scatter ? " on the root" : " on each member");
     break;
   case CommKind::AllToAll:
+    // With a local permute the plan packs per destination and exchanges
+    // chunks of any size; nvFuser's AllToAll needs equal chunks.
+    if (lowering.localPermute)
+      cex.rule = "equal-chunks";
     cex.message = "AllToAll" + teamStr + " needs equal buffers divisible by " + std::to_string(n) +
                   " but " + producer_.name() + " holds " + std::to_string(p) + " and " +
                   consumer_.name() + " " + std::to_string(c) + " elements per device";
@@ -606,6 +613,7 @@ Outcome EdgeChecker::checkUniqueDestination(const Team &team) {
     return Outcome::unknown("lowering-alltoall-destinations: " + r.reason);
   Counterexample cex = makeCounterexample(r.model, "");
   cex.device = r.model.at("m");
+  cex.rule = "one-destination"; // The plan's packing could send it twice; AllToAll cannot.
   cex.message = producer_.name() + indexStr(cex.producerIndex) + " on device " +
                 std::to_string(cex.device) + " is needed by " +
                 std::to_string(r.model.at("owners")) + " members of team " + devicesStr(members) +
@@ -613,7 +621,249 @@ Outcome EdgeChecker::checkUniqueDestination(const Team &team) {
   return Outcome::refuted(std::move(cex));
 }
 
-Outcome EdgeChecker::checkLowering(const Lowering &lowering) {
+Outcome EdgeChecker::checkInitialValue(const Lowering &lowering) {
+  const Expr &e = fusion_.exprs[edge_.expr];
+  if (e.kind != OpKind::Reduction || e.attr("initial value").empty())
+    return Outcome::proved();
+  std::optional<bool> identity = initialValueIsIdentity(e);
+  if (!identity)
+    return Outcome::unknown("cannot read the initial value `" + e.attr("initial value") +
+                            "` of the reduction");
+  if (*identity)
+    return Outcome::proved();
+  Counterexample cex;
+  cex.rule = "initial-value";
+  cex.message = lowering.str() + " reduces " + producer_.name() +
+                "'s buffers as they are and applies no initial value, but " + consumer_.name() +
+                " starts from " + e.attr("initial value") + ", which is not the identity of `" +
+                e.attr("op") + "`";
+  return Outcome::refuted(std::move(cex));
+}
+
+Outcome EdgeChecker::checkBufferSum(const Lowering &lowering, const Team &team) {
+  // Slot t of a receiver of rank r sums slot src(t) of every member's
+  // producer buffer: src(t) = t (Allreduce, Reduce), r * |out| + t
+  // (ReduceScatter, whose input splits into one chunk per rank). Correct iff
+  // the members' elements at src(t) are exactly the elements the consumer's
+  // element at t needs, each once.
+  const auto &members = team.devices;
+  auto n = static_cast<int64_t>(members.size());
+  std::vector<int64_t> recv = receivers(lowering, team, consumerDevices());
+  smt::Int srcT = ctx_.intVar("s");
+  auto slotOf = [&](std::vector<smt::Bool> &a, ElementTerms &y, const smt::Int &d) {
+    smt::Int t = ctx_.intVar("t");
+    a.push_back(t == enc_.offset(consumer_, y));
+    smt::Int rank = ctx_.intVal(0);
+    for (int64_t r = n - 1; r >= 0; --r)
+      rank = ctx_.ite(d == members[r], ctx_.intVal(r), rank);
+    if (lowering.kind == CommKind::ReduceScatter) {
+      requireFlatScatter();
+      a.push_back(srcT == rank * enc_.count(consumer_) + t);
+    } else {
+      a.push_back(srcT == t);
+    }
+  };
+  auto neededBy = [&](const ElementTerms &x, const ElementTerms &y) {
+    std::vector<smt::Bool> same;
+    for (size_t k = 0; k < x.baseIds.size(); ++k) {
+      IdNum q = x.baseIds[k];
+      auto c = edge_.map.consumerOf(q);
+      if (fusion_.id(q).isBroadcast() || (c && fusion_.id(*c).isReduction()))
+        continue;
+      if (!c)
+        throw Unsupported(producer_.name() + "'s axis " + fusion_.id(q).str() +
+                          " maps to no axis of " + consumer_.name());
+      same.push_back(x.baseVars[k] == enc_.indexOf(y, *c));
+    }
+    return ctx_.all(same);
+  };
+  {
+    // Query 1: every member contributes only elements the slot needs.
+    std::vector<smt::Bool> a;
+    smt::Int d = deviceAmong("d", recv, a);
+    ElementTerms y = heldConsumerElement(d, a);
+    slotOf(a, y, d);
+    smt::Int m = deviceAmong("m", members, a);
+    ElementTerms z = enc_.element(producer_, "x", false);
+    a.push_back(z.inRange && enc_.holds(producer_, m, z));
+    a.push_back(enc_.offset(producer_, z) == srcT);
+    a.push_back(!neededBy(z, y));
+    std::vector<std::string> vars{"d", "m", "t", "s"};
+    addNames(vars, y);
+    addNames(vars, z);
+    auto r = solve("lowering-buffer-contributions", a, vars, /*minimizeSizes=*/true);
+    if (r.answer == smt::Answer::Unknown)
+      return Outcome::unknown("lowering-buffer-contributions: " + r.reason);
+    if (r.answer == smt::Answer::Sat) {
+      Counterexample cex = makeCounterexample(r.model, "");
+      cex.message = lowering.str() + " sums " + producer_.name() + indexStr(cex.producerIndex) +
+                    " (offset " + std::to_string(r.model.at("s")) + " of device " +
+                    std::to_string(r.model.at("m")) + "'s buffer) into " + consumer_.name() +
+                    indexStr(cex.consumerIndex) + " on device " + std::to_string(cex.device) +
+                    ", which does not need it";
+      return Outcome::refuted(std::move(cex));
+    }
+  }
+  // Query 2: every element the slot needs is contributed by exactly one
+  // member.
+  std::vector<smt::Bool> a;
+  smt::Int d = deviceAmong("d", recv, a);
+  ElementTerms y = heldConsumerElement(d, a);
+  slotOf(a, y, d);
+  ElementTerms x = neededElement(y, "x", a);
+  smt::Int contributions = ctx_.intVal(0);
+  std::vector<std::string> vars{"d", "t", "s"};
+  auto producers = producerDevices();
+  for (size_t i = 0; i < producers.size(); ++i) {
+    bool isMember = std::count(members.begin(), members.end(), producers[i]) > 0;
+    smt::Bool at = isMember ? enc_.holds(producer_, ctx_.intVal(producers[i]), x) &&
+                                  enc_.offset(producer_, x) == srcT
+                            : ctx_.boolVal(false);
+    smt::Int h = ctx_.intVar("h" + std::to_string(i));
+    a.push_back(h == ctx_.ite(at, ctx_.intVal(1), ctx_.intVal(0)));
+    contributions = contributions + h;
+    vars.push_back("h" + std::to_string(i));
+  }
+  a.push_back(contributions != ctx_.intVal(1));
+  addNames(vars, y);
+  addNames(vars, x);
+  auto r = solve("lowering-buffer-exact-once", a, vars, /*minimizeSizes=*/true);
+  if (r.answer == smt::Answer::Unsat)
+    return Outcome::proved();
+  if (r.answer == smt::Answer::Unknown)
+    return Outcome::unknown("lowering-buffer-exact-once: " + r.reason);
+  Counterexample cex = makeCounterexample(r.model, "");
+  cex.message = consumer_.name() + indexStr(cex.consumerIndex) + " on device " +
+                std::to_string(cex.device) + " needs " + producer_.name() +
+                indexStr(cex.producerIndex) + " once, but " + lowering.str() + " sums it from " +
+                std::to_string(cex.holders.size()) + " members" +
+                (cex.holders.empty() ? std::string() : " " + devicesStr(cex.holders)) +
+                " (offset " + std::to_string(r.model.at("s")) + " of their buffers)";
+  return Outcome::refuted(std::move(cex));
+}
+
+std::vector<smt::Int> EdgeChecker::localLogicalShape(const TensorView &tv) {
+  auto sharding = enc_.shardingIds(tv);
+  std::vector<smt::Int> shape;
+  for (IdNum id : dataLogicalIds(fusion_, tv)) {
+    const IterDomain &d = fusion_.id(id);
+    smt::Int extent = enc_.extent(id);
+    if (d.isBroadcast() || (d.isDeviceParallel() && !d.isReduction()))
+      extent = ctx_.intVal(1);
+    for (IdNum s : sharding)
+      if (const Transform *t = fusion_.definition(s);
+          t && t->kind == Transform::Kind::Split && t->outputs[0] == s && t->inputs[0] == id)
+        extent = enc_.extent(t->outputs[1]);
+    shape.push_back(extent);
+  }
+  return shape;
+}
+
+Outcome EdgeChecker::checkRuntimeShapes(const Lowering &lowering, const Team &team,
+                                        NvfuserRuntime runtime) {
+  CommKind k = lowering.kind;
+  if (lowering.localPermute ||
+      (k != CommKind::Allgather && k != CommKind::Gather && k != CommKind::Scatter))
+    return Outcome::proved();
+  // Allgather splits its output into n pieces along dim 0, each compared
+  // with the input; Gather and Scatter slice dim 0 one index per member.
+  bool gathers = k != CommKind::Scatter;
+  std::vector<smt::Int> whole = localLogicalShape(gathers ? consumer_ : producer_);
+  std::vector<smt::Int> piece = localLogicalShape(gathers ? producer_ : consumer_);
+  const TensorView &wholeTv = gathers ? consumer_ : producer_;
+  const TensorView &pieceTv = gathers ? producer_ : consumer_;
+  auto n = static_cast<int64_t>(team.devices.size());
+  std::string rules = std::string("nvFuser's runtime (") + nvfuserRuntimeName(runtime) +
+                      " rules) splits " + wholeTv.name() + "'s local buffer along dim 0 into " +
+                      std::to_string(n) + " pieces";
+  if (whole.empty() || (runtime == NvfuserRuntime::Dec2024 && whole.size() != piece.size())) {
+    Counterexample cex;
+    cex.rule = "runtime-shapes";
+    cex.message = rules + " of " + pieceTv.name() + "'s shape, but " + wholeTv.name() + " has " +
+                  std::to_string(whole.size()) + " dimension(s) and " + pieceTv.name() + " " +
+                  std::to_string(piece.size());
+    return Outcome::refuted(std::move(cex));
+  }
+  smt::Bool ok = ctx_.boolVal(true);
+  if (runtime == NvfuserRuntime::Nov2024) {
+    // Equal element counts per piece: given the counts already proved, dim 0
+    // must split evenly (Allgather) or be one index per member.
+    ok = k == CommKind::Allgather ? ctx_.mod(whole[0], ctx_.intVal(n)) == 0 : whole[0] == n;
+  } else {
+    ok = k == CommKind::Allgather ? whole[0] == piece[0] * n : whole[0] == n && piece[0] == 1;
+    for (size_t i = 1; i < whole.size(); ++i)
+      ok = ok && whole[i] == piece[i];
+  }
+  std::vector<smt::Bool> a;
+  std::vector<std::string> vars;
+  auto name = [&](std::vector<smt::Int> &dims, const std::string &prefix) {
+    for (size_t i = 0; i < dims.size(); ++i) {
+      smt::Int v = ctx_.intVar(prefix + std::to_string(i));
+      a.push_back(v == dims[i]);
+      vars.push_back(prefix + std::to_string(i));
+    }
+  };
+  name(whole, "w");
+  name(piece, "p");
+  a.push_back(!ok);
+  auto r = solve("lowering-runtime-shapes", a, vars, /*minimizeSizes=*/true);
+  if (r.answer == smt::Answer::Unsat)
+    return Outcome::proved();
+  if (r.answer == smt::Answer::Unknown)
+    return Outcome::unknown("lowering-runtime-shapes: " + r.reason);
+  auto shapeStr = [&](const std::string &prefix, size_t rank) {
+    std::vector<int64_t> v;
+    for (size_t i = 0; i < rank; ++i)
+      v.push_back(r.model.at(prefix + std::to_string(i)));
+    return indexStr(v);
+  };
+  Counterexample cex = makeCounterexample(r.model, "");
+  cex.rule = "runtime-shapes";
+  cex.message = rules + (k == CommKind::Allgather ? "" : " of one index") + " to match " +
+                pieceTv.name() + "'s buffers, which fails: " + wholeTv.name() + " is " +
+                shapeStr("w", whole.size()) + " and " + pieceTv.name() + " " +
+                shapeStr("p", piece.size()) + " on each device";
+  return Outcome::refuted(std::move(cex));
+}
+
+void EdgeChecker::requireFlatScatter() {
+  // nvFuser splits a ReduceScatter's input along its scattered axis: the
+  // producer axis that carries the consumer's device axis. The chunks are the
+  // flat ranges r * |out| + t only when no layout ID before that axis holds
+  // more than one index locally.
+  std::vector<IdNum> layout = enc_.layoutIds(producer_);
+  for (IdNum s : enc_.shardingIds(consumer_)) {
+    std::optional<IdNum> base;
+    for (IdNum id = s;;) {
+      if (std::count(consumer_.rootOrLogical().begin(), consumer_.rootOrLogical().end(), id)) {
+        base = id;
+        break;
+      }
+      const Transform *t = fusion_.definition(id);
+      if (!t || t->inputs.size() != 1)
+        break;
+      id = t->inputs[0];
+    }
+    auto q = base ? edge_.map.producerOf(*base) : std::nullopt;
+    if (!q)
+      continue;
+    for (IdNum id : layout) {
+      if (id == *q || (fusion_.definition(id) && fusion_.definition(id)->inputs[0] == *q))
+        return;
+      const IterDomain &d = fusion_.id(id);
+      if (!d.isDeviceParallel() && !d.isBroadcast() && !d.isReduction() &&
+          d.extent.asConstant() != std::optional<int64_t>(1))
+        throw Unsupported("the ReduceScatter's scattered axis " + fusion_.id(*q).str() +
+                          " is not outermost in " + producer_.name() +
+                          "'s buffer; splitting along an inner axis is not modelled");
+    }
+  }
+  throw Unsupported("the ReduceScatter's scattered axis (the axis of " + producer_.name() +
+                    " that carries " + consumer_.name() + "'s device split) is not found");
+}
+
+Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLowering,
+                                   std::optional<NvfuserRuntime> compilerRuntime) {
   if (lowering.kind == CommKind::None)
     return checkLocal();
   if (lowering.kind == CommKind::Unsupported)
@@ -627,6 +877,11 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering) {
     if (lowering.localPermute && isReductionEdge())
       return Outcome::unsupported("a local permute after a collective does not reduce: " +
                                   lowering.str() + " cannot lower a reduction");
+    if (compilerLowering && isReductionComm(lowering.kind)) {
+      Outcome init = checkInitialValue(lowering);
+      if (init.kind != Outcome::Kind::Proved)
+        return init;
+    }
     for (const auto *tv : {&producer_, &consumer_}) {
       std::string uneven = enc_.constantUnevenness(*tv);
       if (!uneven.empty())
@@ -668,9 +923,14 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering) {
       return uncovered;
     for (const auto &team : effective.teams) {
       Outcome o = checkCounts(effective, team);
+      if (o.kind == Outcome::Kind::Proved && compilerRuntime)
+        o = checkRuntimeShapes(effective, team, *compilerRuntime);
       if (o.kind != Outcome::Kind::Proved)
         return o;
-      if (isReductionComm(lowering.kind))
+      if (isReductionComm(lowering.kind) &&
+          lowering.reduceInput == Lowering::ReduceInput::ProducerBuffer)
+        o = checkBufferSum(effective, team);
+      else if (isReductionComm(lowering.kind))
         o = checkPartials(effective, team);
       else if (lowering.localPermute)
         o = checkPermuteComposite(effective, team);

@@ -55,7 +55,12 @@ public:
 
   /// Whether `lowering` is correct for this edge (docs/semantics.md,
   /// Lowerings).
-  Outcome checkLowering(const Lowering &lowering);
+  /// `compilerLowering`: the lowering is the compiler's own, whose
+  /// reduction collectives apply no initial value. `compilerRuntime`: it is
+  /// handed exactly its producer's and consumer's buffers by that nvFuser
+  /// runtime, whose post functions check their shapes.
+  Outcome checkLowering(const Lowering &lowering, bool compilerLowering = false,
+                        std::optional<NvfuserRuntime> compilerRuntime = std::nullopt);
 
   /// Sizes for which the claims were proved, in user terms.
   std::vector<std::string> assumptions() const;
@@ -69,6 +74,17 @@ private:
   Outcome checkCounts(const Lowering &lowering, const Team &team);
   Outcome checkSlots(const Lowering &lowering, const Team &team);
   Outcome checkPartials(const Lowering &lowering, const Team &team);
+  /// A reduction of the producer's own buffers (compiler lowerings).
+  Outcome checkBufferSum(const Lowering &lowering, const Team &team);
+  Outcome checkInitialValue(const Lowering &lowering);
+  /// The shape rules of nvFuser's post functions (Allgather, Gather,
+  /// Scatter) on the local logical shapes (query `lowering-runtime-shapes`).
+  Outcome checkRuntimeShapes(const Lowering &lowering, const Team &team, NvfuserRuntime runtime);
+  /// A tensor's local logical shape as nvFuser allocates it: logical data
+  /// IDs, a DID-parallel one as 1, one split by a DID as its local part.
+  std::vector<smt::Int> localLogicalShape(const TensorView &tv);
+  /// Throws Unsupported unless a ReduceScatter's chunks are flat ranges.
+  void requireFlatScatter();
   Outcome checkPermuteComposite(const Lowering &lowering, const Team &team);
   Outcome checkUniqueDestination(const Team &team);
   Outcome checkUncoveredDevices(const Lowering &lowering);

@@ -2,6 +2,8 @@
 // docs/semantics.md. Every function here mirrors one paragraph of that page.
 #include "checker/Encoding.h"
 
+#include "ir/Constraints.h"
+
 #include <algorithm>
 #include <deque>
 
@@ -304,21 +306,11 @@ smt::Int Encoder::count(const TensorView &tv) {
 
 smt::Bool Encoder::impliedConstraints(const TensorView &tv) {
   std::vector<smt::Bool> conds;
-  for (IdNum id : shardingIds(tv)) {
-    const Transform *split = splitDefining(fusion_, id);
-    if (split && split->outputs[0] == id) {
-      const Extent &in = fusion_.id(split->inputs[0]).extent;
-      if (!in.isConstant() || !split->factor.isConstant()) {
-        conds.push_back(ctx_.mod(extent(split->inputs[0]), extentTerm(split->factor)) == 0);
-        assumptions_.insert(in.str() + " % " + split->factor.str() + " == 0");
-      }
-    }
-    const IterDomain &d = fusion_.id(id);
-    if (tv.mesh && tv.mesh->axisOf(d.parallel) && !d.extent.isConstant()) {
-      int64_t meshExtent = tv.mesh->extentOf(d.parallel);
-      conds.push_back(extent(id) == meshExtent);
-      assumptions_.insert(d.extent.str() + " == " + std::to_string(meshExtent));
-    }
+  for (const SizeConstraint &c : shardcheck::impliedConstraints(fusion_, tv)) {
+    smt::Int lhs = extentTerm(c.lhs), rhs = extentTerm(c.rhs);
+    conds.push_back(c.kind == SizeConstraint::Kind::Divisible ? ctx_.mod(lhs, rhs) == 0
+                                                              : lhs == rhs);
+    assumptions_.insert(c.text);
   }
   // Touch every extent of the tensor so its symbols exist (and are >= 1).
   for (const auto *dom : {&tv.root, &tv.logical, &tv.allocation, &tv.loop})

@@ -96,6 +96,18 @@ std::string Lowering::str() const {
   return s;
 }
 
+const char *nvfuserRuntimeName(NvfuserRuntime r) {
+  return r == NvfuserRuntime::Dec2024 ? "2024-12" : "2024-11";
+}
+
+std::optional<NvfuserRuntime> parseNvfuserRuntime(const std::string &s) {
+  if (s == "2024-12" || s == "current")
+    return NvfuserRuntime::Dec2024;
+  if (s == "2024-11")
+    return NvfuserRuntime::Nov2024;
+  return std::nullopt;
+}
+
 const char *statusName(Status s) {
   switch (s) {
   case Status::Proved:

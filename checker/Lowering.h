@@ -51,6 +51,12 @@ struct Lowering {
   /// The collective writes a temporary laid out with the moved axis
   /// outermost, then a local permute produces the consumer's layout.
   bool localPermute = false;
+  /// Reduction kinds: what each member contributes. Partials: a local
+  /// reduction step computes them in the consumer's layout (shardcheck's own
+  /// lowerings). ProducerBuffer: the producer's own buffer as it is, which is
+  /// what nvFuser's runtime hands a Communication (compiler lowerings).
+  enum class ReduceInput { Partials, ProducerBuffer };
+  ReduceInput reduceInput = ReduceInput::Partials;
 
   /// `Allgather team=(0 1)`, `Allgather+permute teams=(0 1)(2 3)`, `alias`.
   std::string str() const;
@@ -74,7 +80,23 @@ struct Counterexample {
   /// A one-line explanation, e.g. "Allgather over team (0 1) needs an
   /// output of 2 x 1 elements but T1 holds 1 on each device".
   std::string message;
+  /// For a refutation by one of nvFuser's runtime rules rather than by where
+  /// elements land: which rule (`root-in-team`, `initial-value`,
+  /// `runtime-shapes`). Empty otherwise.
+  std::string rule;
 };
+
+/// The nvFuser runtime whose rules a compiler confirmation models
+/// (`check-sharding --nvfuser-runtime`). Its Communication post functions
+/// split the buffers they are handed along dim 0 of the local logical shape
+/// and compare the pieces (docs/semantics.md, Compiler choices).
+enum class NvfuserRuntime {
+  Dec2024, ///< Since Dec 2024 (the default): pieces must have equal shapes.
+  Nov2024, ///< Before: only the pieces' element counts are compared.
+};
+/// `2024-12`, `2024-11`.
+const char *nvfuserRuntimeName(NvfuserRuntime r);
+std::optional<NvfuserRuntime> parseNvfuserRuntime(const std::string &s);
 
 enum class Status { Proved, Refuted, Unknown };
 const char *statusName(Status s);

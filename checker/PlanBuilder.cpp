@@ -1,6 +1,7 @@
 // Building a plan from a checked fusion; see PlanBuilder.h.
 #include "checker/PlanBuilder.h"
 
+#include "ir/Constraints.h"
 #include "util/Sha256.h"
 #include "util/Version.h"
 
@@ -13,25 +14,6 @@ namespace shardcheck {
 namespace {
 
 std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
-
-/// Ops whose consumer element is a copy of the one producer element it
-/// needs: a collective can write their consumer's buffer directly.
-bool isCopyLike(OpKind k) {
-  switch (k) {
-  case OpKind::Set:
-  case OpKind::SegmenterSet:
-  case OpKind::LoadStore:
-  case OpKind::Permute:
-  case OpKind::Broadcast:
-  case OpKind::Squeeze:
-  case OpKind::Expand:
-  case OpKind::Reshape:
-  case OpKind::Communication:
-    return true;
-  default:
-    return false;
-  }
-}
 
 std::vector<IdNum> shardingIds(const Fusion &f, const TensorView &tv) {
   std::vector<IdNum> r;
@@ -112,6 +94,7 @@ private:
     const FusionEdge *edge = nullptr;
     Lowering lowering;
     PlanVerdict verdict;
+    bool compilerLowering = false; ///< The dump's own choice, not the checker's.
   };
 
   Chosen choose(size_t edgeIndex) const;
@@ -189,6 +172,7 @@ Builder::Chosen Builder::choose(size_t edgeIndex) const {
   bool useCompiler = request_.lowerings == PlanRequest::Lowerings::Compiler && v.compiler;
   const SourceLoc &loc = f_.exprs[edge.expr].loc;
   if (useCompiler) {
+    c.compilerLowering = true;
     c.lowering = v.compiler->lowering;
     c.verdict.status = planStatus(v.compiler->status);
     c.verdict.source = "compiler: " + v.compiler->source;
@@ -266,22 +250,9 @@ void Builder::addConstraints() {
     t.factor.collectSymbols(symbols);
   for (const std::string &s : symbols)
     add({PlanConstraint::Kind::Positive, Extent::symbol(s), Extent::constant(1), s + " >= 1"});
-  for (const auto &[t, tv] : f_.tensors) {
-    for (IdNum id : shardingIds(f_, tv)) {
-      if (const Transform *split = outerSplitOf(f_, id)) {
-        const Extent &in = f_.id(split->inputs[0]).extent;
-        if (!in.isConstant() || !split->factor.isConstant())
-          add({PlanConstraint::Kind::Divisible, in, split->factor,
-               in.str() + " % " + split->factor.str() + " == 0"});
-      }
-      const IterDomain &d = f_.id(id);
-      if (tv.mesh && tv.mesh->axisOf(d.parallel) && !d.extent.isConstant()) {
-        Extent meshExtent = Extent::constant(tv.mesh->extentOf(d.parallel));
-        add({PlanConstraint::Kind::Equal, d.extent, meshExtent,
-             d.extent.str() + " == " + meshExtent.str()});
-      }
-    }
-  }
+  for (const auto &[t, tv] : f_.tensors)
+    for (const SizeConstraint &c : impliedConstraints(f_, tv))
+      add(c);
   for (const FusionEdge &e : g_.edges())
     for (size_t i = 0; i < e.map.consumerIds.size(); ++i) {
       const auto &p = e.map.producerIds[i];
@@ -426,6 +397,15 @@ void Builder::planReduction(size_t expr, const std::vector<Chosen> &chosen) {
     throw PlanError("the reduction defining " + tensorName(out) +
                         " has no operator a collective can apply",
                     e.loc);
+  if (l.reduceInput == Lowering::ReduceInput::ProducerBuffer) {
+    // The compiler's collective as its runtime runs it: on the producer's
+    // own buffers, with no partial step and no initial value or bias.
+    PlanStep coll = collectiveStep(commKindName(l.kind), l.teams,
+                                   tensorName(reducing->edge->producer), tensorName(out), rests);
+    coll.reduceOp = op;
+    addStep(coll);
+    return;
+  }
   // Partials: laid out as the consumer's buffer (Allreduce, Reduce) or as
   // the team's consumer buffers one after another (ReduceScatter).
   PlanBuffer partial;
@@ -464,8 +444,11 @@ void Builder::planReduction(size_t expr, const std::vector<Chosen> &chosen) {
   // The initial value of a reduction, or a linear's bias, is applied once,
   // after the partials are combined (for an identity initial value the
   // epilogue changes nothing).
-  bool epilogue = (e.kind == OpKind::Reduction && !e.attr("initial value").empty()) ||
-                  (e.kind == OpKind::Linear && e.inputs.size() == 3);
+  // A compiler's collective applies neither: its plan leaves the epilogue
+  // out, so running it shows what the compiler's lowering computes.
+  bool epilogue = ((e.kind == OpKind::Reduction && !e.attr("initial value").empty()) ||
+                   (e.kind == OpKind::Linear && e.inputs.size() == 3)) &&
+                  !reducing->compilerLowering;
   if (epilogue) {
     PlanStep epilogue = compute;
     epilogue.mode = ComputeMode::Epilogue;
@@ -546,7 +529,7 @@ void Builder::planExpr(size_t expr) {
   });
   if (reduces)
     planReduction(expr, chosen);
-  else if (isCopyLike(e.kind) && chosen.size() == 1)
+  else if (isCopyKind(e.kind) && chosen.size() == 1)
     planCopyLike(expr, chosen[0]);
   else
     planCompute(expr, chosen);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace shardcheck {
 
@@ -246,6 +247,22 @@ bool differsOnlyInSpelling(const Fusion &fusion, const FusionEdge &edge) {
          !placementsDiffer(semantic);
 }
 
+std::optional<std::string> communicationRuleViolation(const Expr &expr) {
+  SC_ASSERT(expr.communication, "not a communication");
+  const CommunicationInfo &ci = *expr.communication;
+  std::string name = "Communication " + std::to_string(ci.number);
+  std::set<int64_t> distinct(ci.team.begin(), ci.team.end());
+  if (distinct.size() != ci.team.size())
+    return name + " lists a device twice in its team";
+  if (ci.root && !distinct.count(*ci.root))
+    return name + "'s root " + std::to_string(*ci.root) +
+           " is not in its team; nvFuser's runtime requires the root in the team";
+  if (ci.type == CollectiveType::SendRecv && (ci.team.empty() || ci.team.size() > 2))
+    return name + " is a SendRecv over " + std::to_string(ci.team.size()) +
+           " devices; nvFuser's SendRecv takes a team of 1 or 2";
+  return std::nullopt;
+}
+
 Lowering loweringOfCommunication(const Fusion &fusion, const Expr &expr) {
   SC_ASSERT(expr.communication, "not a communication");
   const CommunicationInfo &ci = *expr.communication;
@@ -253,10 +270,16 @@ Lowering loweringOfCommunication(const Fusion &fusion, const Expr &expr) {
   auto kind = commKindFromCollective(ci.type);
   l.kind = kind ? *kind : CommKind::Unsupported;
   if (l.kind == CommKind::SendRecv) {
-    // nvFuser prints SendRecv teams as (sender receiver).
+    // nvFuser's sender is the root; the receiver is the other member (the
+    // root itself in a team of one: a local copy). Without a printed root,
+    // the team reads (sender receiver).
     Team t;
-    if (ci.team.size() == 2)
+    if (ci.root && !ci.team.empty() && ci.team.size() <= 2) {
+      int64_t other = ci.team[0] == *ci.root ? ci.team.back() : ci.team[0];
+      t.pairs.emplace_back(*ci.root, other);
+    } else if (!ci.root && ci.team.size() == 2) {
       t.pairs.emplace_back(ci.team[0], ci.team[1]);
+    }
     l.teams.push_back(t);
     return l;
   }

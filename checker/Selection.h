@@ -13,6 +13,7 @@
 #include "checker/Lowering.h"
 #include "ir/FusionGraph.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,11 @@ bool differsOnlyInSpelling(const Fusion &fusion, const FusionEdge &edge);
 /// The teams of devices that vary only along `didType`'s axis of `mesh`, in
 /// row-major order of the other coordinates.
 std::vector<Team> teamsAlong(const DeviceMesh &mesh, ParallelType didType);
+
+/// Why nvFuser's runtime cannot run a host IR Communication as printed (a
+/// root outside the team, a device listed twice, a SendRecv team of more
+/// than two), or nullopt.
+std::optional<std::string> communicationRuleViolation(const Expr &expr);
 
 /// The lowering a host IR Communication states, with its team expanded to
 /// every parallel team of the mesh when it is one row of it.

@@ -142,7 +142,8 @@ void PlanRun::allocate() {
 }
 
 void PlanRun::distributeInputs() {
-  std::map<TensorNum, HostTensor> inputs = randomInputs(plan_.fusion, symbols_, options_.seed);
+  std::map<TensorNum, HostTensor> inputs =
+      randomInputs(plan_.fusion, symbols_, options_.seed, options_.integerInputs);
   if (options_.check)
     reference_ = evaluateReference(plan_.fusion, inputs, symbols_);
   for (const auto &[t, value] : inputs) {
@@ -372,7 +373,7 @@ void PlanRun::runSteps() {
 void PlanRun::validate() {
   if (!options_.check)
     return;
-  ToleranceTable tolerances(plan_.fusion, symbols_);
+  ToleranceTable tolerances(plan_.fusion, symbols_, options_.exactComparison);
   std::vector<int64_t> local(local_.begin(), local_.end());
   for (TensorNum t : written_) {
     const PlanBuffer *b = plan_.buffer(tensorName(t));

@@ -255,14 +255,20 @@ LocalCompute Builder::segmentReduce() {
   LocalOperand in;
   in.buffer = step_.inputs.at(0);
   const auto &have = map_.elements(*plan_.buffer(in.buffer), device_);
-  auto outSlot = slotsByElement(outElements());
+  // An output element can sit in several slots (a ReduceScatter partial of
+  // a consumer every member holds): each slot reduces all of its inputs.
+  std::unordered_map<int64_t, std::vector<int64_t>> outSlots;
+  for (size_t o = 0; o < outElements().size(); ++o)
+    if (outElements()[o] != kNoElement)
+      outSlots[outElements()[o]].push_back(static_cast<int64_t>(o));
   std::vector<std::vector<int64_t>> segments(outElements().size());
   for (size_t s = 0; s < have.size(); ++s) {
     if (have[s] == kNoElement)
       continue;
-    auto it = outSlot.find(map_.reducedElement(*step_.expr, 0, have[s]));
-    if (it != outSlot.end())
-      segments[it->second].push_back(static_cast<int64_t>(s));
+    auto it = outSlots.find(map_.reducedElement(*step_.expr, 0, have[s]));
+    if (it != outSlots.end())
+      for (int64_t o : it->second)
+        segments[o].push_back(static_cast<int64_t>(s));
   }
   if (!partial()) {
     // Computed whole, every element of the reduction must be here.

@@ -1,10 +1,20 @@
 // Element rules of pointwise ops, scalar and cast spellings; see Pointwise.h.
+//
+// The rules are keyed by the enums of ir/PointwiseOps.h, one switch per
+// arity. -Wswitch is an error in this file so that an op added to the list
+// without a rule here does not build; a spelling outside the list has no
+// enumerator, so no rule can exist for it. This file does not decide which
+// spellings are pointwise: the list does.
 #include "executor/Pointwise.h"
+
+#include "util/Diagnostics.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <numeric>
+
+#pragma GCC diagnostic error "-Wswitch"
 
 namespace shardcheck {
 
@@ -16,74 +26,114 @@ double sigmoid(double x) {
   return 1.0 / (1.0 + std::exp(-x));
 }
 
-const std::map<std::string, UnaryRule> &unaryRules() {
-  static const std::map<std::string, UnaryRule> rules{
-      {"-", [](double x) { return -x; }},
-      {"neg", [](double x) { return -x; }},
-      {"!", [](double x) { return x == 0.0 ? 1.0 : 0.0; }},
-      {"logical_not", [](double x) { return x == 0.0 ? 1.0 : 0.0; }},
-      {"~", [](double x) { return static_cast<double>(~static_cast<int64_t>(x)); }},
-      {"bitwise_not", [](double x) { return static_cast<double>(~static_cast<int64_t>(x)); }},
-      {"abs", [](double x) { return std::fabs(x); }},
-      {"fabs", [](double x) { return std::fabs(x); }},
-      // relu keeps NaN, as torch.relu does.
-      {"relu", [](double x) { return x > 0.0 || std::isnan(x) ? x : 0.0; }},
-      {"exp", [](double x) { return std::exp(x); }},
-      {"exp2", [](double x) { return std::exp2(x); }},
-      {"expm1", [](double x) { return std::expm1(x); }},
-      {"log", [](double x) { return std::log(x); }},
-      {"log2", [](double x) { return std::log2(x); }},
-      {"log10", [](double x) { return std::log10(x); }},
-      {"log1p", [](double x) { return std::log1p(x); }},
-      {"sqrt", [](double x) { return std::sqrt(x); }},
-      {"rsqrt", [](double x) { return 1.0 / std::sqrt(x); }},
-      {"reciprocal", [](double x) { return 1.0 / x; }},
-      {"sigmoid", sigmoid},
-      {"silu", [](double x) { return x * sigmoid(x); }},
-      // The exact (erf) GELU, for dumps that print it undecomposed.
-      {"gelu", [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }},
-      {"sin", [](double x) { return std::sin(x); }},
-      {"cos", [](double x) { return std::cos(x); }},
-      {"tan", [](double x) { return std::tan(x); }},
-      {"asin", [](double x) { return std::asin(x); }},
-      {"acos", [](double x) { return std::acos(x); }},
-      {"atan", [](double x) { return std::atan(x); }},
-      {"sinh", [](double x) { return std::sinh(x); }},
-      {"cosh", [](double x) { return std::cosh(x); }},
-      {"tanh", [](double x) { return std::tanh(x); }},
-      {"asinh", [](double x) { return std::asinh(x); }},
-      {"acosh", [](double x) { return std::acosh(x); }},
-      {"atanh", [](double x) { return std::atanh(x); }},
-      {"erf", [](double x) { return std::erf(x); }},
-      {"erfc", [](double x) { return std::erfc(x); }},
-      {"lgamma", [](double x) { return std::lgamma(x); }},
-      {"ceil", [](double x) { return std::ceil(x); }},
-      {"floor", [](double x) { return std::floor(x); }},
-      {"trunc", [](double x) { return std::trunc(x); }},
-      {"frac", [](double x) { return x - std::trunc(x); }},
-      // nvFuser prints its round-half-to-even op as CUDA's nearbyint.
-      {"nearbyint", [](double x) { return std::nearbyint(x); }},
-      {"isnan", [](double x) { return std::isnan(x) ? 1.0 : 0.0; }},
-      {"isinf", [](double x) { return std::isinf(x) ? 1.0 : 0.0; }},
-      {"isfinite", [](double x) { return std::isfinite(x) ? 1.0 : 0.0; }},
-      {"signbit", [](double x) { return std::signbit(x) ? 1.0 : 0.0; }},
-  };
-  return rules;
-}
-
-/// Looks `op` up, then `op` without a trailing `f` (`expf` -> `exp`).
-template <class Rule>
-std::optional<Rule> lookupMaybeF(const std::map<std::string, Rule> &rules, const std::string &op) {
-  if (auto it = rules.find(op); it != rules.end())
-    return it->second;
-  if (op.size() > 1 && op.back() == 'f')
-    if (auto it = rules.find(op.substr(0, op.size() - 1)); it != rules.end())
-      return it->second;
-  return std::nullopt;
+double boolOf(bool b) {
+  return b ? 1.0 : 0.0;
 }
 
 int64_t asInt(double v) {
   return static_cast<int64_t>(v);
+}
+
+// The rule tables below are switches without a default: -Wswitch (an error
+// here) then requires a case for every listed spelling. Spellings of one op
+// share a case.
+
+UnaryRule ruleOf(UnaryOp op) {
+  switch (op) {
+  case UnaryOp::Minus:
+  case UnaryOp::Neg:
+    return [](double x) { return -x; };
+  case UnaryOp::Not:
+  case UnaryOp::LogicalNot:
+    return [](double x) { return boolOf(x == 0.0); };
+  case UnaryOp::Tilde:
+  case UnaryOp::BitwiseNot:
+    return [](double x) { return static_cast<double>(~asInt(x)); };
+  case UnaryOp::Abs:
+  case UnaryOp::Fabs:
+    return [](double x) { return std::fabs(x); };
+  case UnaryOp::Relu:
+    // relu keeps NaN, as torch.relu does.
+    return [](double x) { return x > 0.0 || std::isnan(x) ? x : 0.0; };
+  case UnaryOp::Exp:
+    return [](double x) { return std::exp(x); };
+  case UnaryOp::Exp2:
+    return [](double x) { return std::exp2(x); };
+  case UnaryOp::Expm1:
+    return [](double x) { return std::expm1(x); };
+  case UnaryOp::Log:
+    return [](double x) { return std::log(x); };
+  case UnaryOp::Log2:
+    return [](double x) { return std::log2(x); };
+  case UnaryOp::Log10:
+    return [](double x) { return std::log10(x); };
+  case UnaryOp::Log1p:
+    return [](double x) { return std::log1p(x); };
+  case UnaryOp::Sqrt:
+    return [](double x) { return std::sqrt(x); };
+  case UnaryOp::Rsqrt:
+    return [](double x) { return 1.0 / std::sqrt(x); };
+  case UnaryOp::Reciprocal:
+    return [](double x) { return 1.0 / x; };
+  case UnaryOp::Sigmoid:
+    return sigmoid;
+  case UnaryOp::Silu:
+    return [](double x) { return x * sigmoid(x); };
+  case UnaryOp::Gelu:
+    // The exact (erf) GELU, for dumps that print it undecomposed.
+    return [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); };
+  case UnaryOp::Sin:
+    return [](double x) { return std::sin(x); };
+  case UnaryOp::Cos:
+    return [](double x) { return std::cos(x); };
+  case UnaryOp::Tan:
+    return [](double x) { return std::tan(x); };
+  case UnaryOp::Asin:
+    return [](double x) { return std::asin(x); };
+  case UnaryOp::Acos:
+    return [](double x) { return std::acos(x); };
+  case UnaryOp::Atan:
+    return [](double x) { return std::atan(x); };
+  case UnaryOp::Sinh:
+    return [](double x) { return std::sinh(x); };
+  case UnaryOp::Cosh:
+    return [](double x) { return std::cosh(x); };
+  case UnaryOp::Tanh:
+    return [](double x) { return std::tanh(x); };
+  case UnaryOp::Asinh:
+    return [](double x) { return std::asinh(x); };
+  case UnaryOp::Acosh:
+    return [](double x) { return std::acosh(x); };
+  case UnaryOp::Atanh:
+    return [](double x) { return std::atanh(x); };
+  case UnaryOp::Erf:
+    return [](double x) { return std::erf(x); };
+  case UnaryOp::Erfc:
+    return [](double x) { return std::erfc(x); };
+  case UnaryOp::Lgamma:
+    return [](double x) { return std::lgamma(x); };
+  case UnaryOp::Ceil:
+    return [](double x) { return std::ceil(x); };
+  case UnaryOp::Floor:
+    return [](double x) { return std::floor(x); };
+  case UnaryOp::Trunc:
+    return [](double x) { return std::trunc(x); };
+  case UnaryOp::Frac:
+    return [](double x) { return x - std::trunc(x); };
+  case UnaryOp::Nearbyint:
+    // nvFuser prints its round-half-to-even op as CUDA's nearbyint.
+    return [](double x) { return std::nearbyint(x); };
+  case UnaryOp::Isnan:
+    return [](double x) { return boolOf(std::isnan(x)); };
+  case UnaryOp::Isinf:
+    return [](double x) { return boolOf(std::isinf(x)); };
+  case UnaryOp::Isfinite:
+    return [](double x) { return boolOf(std::isfinite(x)); };
+  case UnaryOp::Signbit:
+    return [](double x) { return boolOf(std::signbit(x)); };
+  }
+  SC_ASSERT(false, "unary op enumerator out of range");
+  return {};
 }
 
 double integerDivide(double a, double b) {
@@ -119,88 +169,134 @@ double minRule(double a, double b) {
   return std::isnan(a) || std::isnan(b) ? kNaN : std::min(a, b);
 }
 
-double boolOf(bool b) {
-  return b ? 1.0 : 0.0;
+/// Bit ops work on the integer value, as CUDA's do on integral dtypes.
+template <class F> BinaryRule bitRule(F f) {
+  return [f](double a, double b) { return static_cast<double>(f(asInt(a), asInt(b))); };
 }
 
-const std::map<std::string, BinaryRule> &commonBinaryRules() {
-  static const std::map<std::string, BinaryRule> rules{
-      {"+", [](double a, double b) { return a + b; }},
-      {"add", [](double a, double b) { return a + b; }},
-      {"-", [](double a, double b) { return a - b; }},
-      {"sub", [](double a, double b) { return a - b; }},
-      {"*", [](double a, double b) { return a * b; }},
-      {"mul", [](double a, double b) { return a * b; }},
-      {"truediv", [](double a, double b) { return a / b; }},
-      {"max", maxRule},
-      {"min", minRule},
-      {"fmax", [](double a, double b) { return std::fmax(a, b); }},
-      {"fmin", [](double a, double b) { return std::fmin(a, b); }},
-      {"pow", [](double a, double b) { return std::pow(a, b); }},
-      {"atan2", [](double a, double b) { return std::atan2(a, b); }},
-      {"remainder", remainderRule},
-      {"nextafter", [](double a, double b) { return std::nextafter(a, b); }},
-      {"==", [](double a, double b) { return boolOf(a == b); }},
-      {"!=", [](double a, double b) { return boolOf(a != b); }},
-      {"<", [](double a, double b) { return boolOf(a < b); }},
-      {"<=", [](double a, double b) { return boolOf(a <= b); }},
-      {">", [](double a, double b) { return boolOf(a > b); }},
-      {">=", [](double a, double b) { return boolOf(a >= b); }},
-      {"&&", [](double a, double b) { return boolOf(a != 0.0 && b != 0.0); }},
-      {"logical_and", [](double a, double b) { return boolOf(a != 0.0 && b != 0.0); }},
-      {"||", [](double a, double b) { return boolOf(a != 0.0 || b != 0.0); }},
-      {"logical_or", [](double a, double b) { return boolOf(a != 0.0 || b != 0.0); }},
-      {"&", [](double a, double b) { return static_cast<double>(asInt(a) & asInt(b)); }},
-      {"bitwise_and", [](double a, double b) { return static_cast<double>(asInt(a) & asInt(b)); }},
-      {"|", [](double a, double b) { return static_cast<double>(asInt(a) | asInt(b)); }},
-      {"bitwise_or", [](double a, double b) { return static_cast<double>(asInt(a) | asInt(b)); }},
-      {"^", [](double a, double b) { return static_cast<double>(asInt(a) ^ asInt(b)); }},
-      {"bitwise_xor", [](double a, double b) { return static_cast<double>(asInt(a) ^ asInt(b)); }},
-      {"<<", [](double a, double b) { return static_cast<double>(asInt(a) << asInt(b)); }},
-      {"lshift", [](double a, double b) { return static_cast<double>(asInt(a) << asInt(b)); }},
-      {">>", [](double a, double b) { return static_cast<double>(asInt(a) >> asInt(b)); }},
-      {"rshift", [](double a, double b) { return static_cast<double>(asInt(a) >> asInt(b)); }},
-      {"gcd", [](double a, double b) { return static_cast<double>(std::gcd(asInt(a), asInt(b))); }},
-  };
-  return rules;
-}
-
-/// `/` and `%` depend on the dtype: integer ones truncate.
-std::optional<BinaryRule> divisionRule(const std::string &op, bool integral) {
-  if (op == "/" || op == "div")
+/// `integral` selects integer semantics where they differ from the floating
+/// ones (`/`, `%`, ceilDiv); it is the output dtype's integrality.
+BinaryRule ruleOf(BinaryOp op, bool integral) {
+  switch (op) {
+  case BinaryOp::Plus:
+  case BinaryOp::Add:
+    return [](double a, double b) { return a + b; };
+  case BinaryOp::Minus:
+  case BinaryOp::Sub:
+    return [](double a, double b) { return a - b; };
+  case BinaryOp::Star:
+  case BinaryOp::Mul:
+    return [](double a, double b) { return a * b; };
+  case BinaryOp::Truediv:
+    return [](double a, double b) { return a / b; };
+  case BinaryOp::Slash:
+  case BinaryOp::Div:
     return integral ? BinaryRule(integerDivide)
                     : BinaryRule([](double a, double b) { return a / b; });
-  if (op == "%" || op == "fmod" || op == "mod")
+  case BinaryOp::Percent:
+  case BinaryOp::Fmod:
+  case BinaryOp::Mod:
     return integral ? BinaryRule(integerModulo)
                     : BinaryRule([](double a, double b) { return std::fmod(a, b); });
-  if (op == "ceilDiv")
+  case BinaryOp::CeilDiv:
     return integral ? BinaryRule(integerCeilDivide)
                     : BinaryRule([](double a, double b) { return std::ceil(a / b); });
-  return std::nullopt;
+  case BinaryOp::Remainder:
+    return remainderRule;
+  case BinaryOp::Max:
+    return maxRule;
+  case BinaryOp::Min:
+    return minRule;
+  case BinaryOp::Fmax:
+    return [](double a, double b) { return std::fmax(a, b); };
+  case BinaryOp::Fmin:
+    return [](double a, double b) { return std::fmin(a, b); };
+  case BinaryOp::Pow:
+    return [](double a, double b) { return std::pow(a, b); };
+  case BinaryOp::Atan2:
+    return [](double a, double b) { return std::atan2(a, b); };
+  case BinaryOp::Nextafter:
+    return [](double a, double b) { return std::nextafter(a, b); };
+  case BinaryOp::Gcd:
+    return bitRule([](int64_t a, int64_t b) { return std::gcd(a, b); });
+  case BinaryOp::Eq:
+    return [](double a, double b) { return boolOf(a == b); };
+  case BinaryOp::Ne:
+    return [](double a, double b) { return boolOf(a != b); };
+  case BinaryOp::Lt:
+    return [](double a, double b) { return boolOf(a < b); };
+  case BinaryOp::Le:
+    return [](double a, double b) { return boolOf(a <= b); };
+  case BinaryOp::Gt:
+    return [](double a, double b) { return boolOf(a > b); };
+  case BinaryOp::Ge:
+    return [](double a, double b) { return boolOf(a >= b); };
+  case BinaryOp::AndAnd:
+  case BinaryOp::LogicalAnd:
+    return [](double a, double b) { return boolOf(a != 0.0 && b != 0.0); };
+  case BinaryOp::OrOr:
+  case BinaryOp::LogicalOr:
+    return [](double a, double b) { return boolOf(a != 0.0 || b != 0.0); };
+  case BinaryOp::Amp:
+  case BinaryOp::BitwiseAnd:
+    return bitRule([](int64_t a, int64_t b) { return a & b; });
+  case BinaryOp::Pipe:
+  case BinaryOp::BitwiseOr:
+    return bitRule([](int64_t a, int64_t b) { return a | b; });
+  case BinaryOp::Caret:
+  case BinaryOp::BitwiseXor:
+    return bitRule([](int64_t a, int64_t b) { return a ^ b; });
+  case BinaryOp::Shl:
+  case BinaryOp::Lshift:
+    return bitRule([](int64_t a, int64_t b) { return a << b; });
+  case BinaryOp::Shr:
+  case BinaryOp::Rshift:
+    return bitRule([](int64_t a, int64_t b) { return a >> b; });
+  }
+  SC_ASSERT(false, "binary op enumerator out of range");
+  return {};
+}
+
+TernaryRule ruleOf(TernaryOp op) {
+  switch (op) {
+  case TernaryOp::Clamp:
+    return [](double x, double lo, double hi) { return std::min(std::max(x, lo), hi); };
+  case TernaryOp::Lerp:
+    return [](double a, double b, double w) { return a + w * (b - a); };
+  case TernaryOp::Threshold:
+    return [](double x, double th, double v) { return x <= th ? v : x; };
+  }
+  SC_ASSERT(false, "ternary op enumerator out of range");
+  return {};
 }
 
 } // namespace
 
+UnaryRule unaryRule(UnaryOp op) {
+  return ruleOf(op);
+}
+
+BinaryRule binaryRule(BinaryOp op, bool integral) {
+  return ruleOf(op, integral);
+}
+
+TernaryRule ternaryRule(TernaryOp op) {
+  return ruleOf(op);
+}
+
 std::optional<UnaryRule> unaryRule(const std::string &op) {
-  return lookupMaybeF(unaryRules(), op);
+  auto listed = findUnaryOp(op);
+  return listed ? std::optional(ruleOf(*listed)) : std::nullopt;
 }
 
 std::optional<BinaryRule> binaryRule(const std::string &op, bool integral) {
-  if (auto rule = divisionRule(op, integral))
-    return rule;
-  if (op.size() > 1 && op.back() == 'f')
-    if (auto rule = divisionRule(op.substr(0, op.size() - 1), integral))
-      return rule;
-  return lookupMaybeF(commonBinaryRules(), op);
+  auto listed = findBinaryOp(op);
+  return listed ? std::optional(ruleOf(*listed, integral)) : std::nullopt;
 }
 
 std::optional<TernaryRule> ternaryRule(const std::string &op) {
-  static const std::map<std::string, TernaryRule> rules{
-      {"clamp", [](double x, double lo, double hi) { return std::min(std::max(x, lo), hi); }},
-      {"lerp", [](double a, double b, double w) { return a + w * (b - a); }},
-      {"threshold", [](double x, double th, double v) { return x <= th ? v : x; }},
-  };
-  return lookupMaybeF(rules, op);
+  auto listed = findTernaryOp(op);
+  return listed ? std::optional(ruleOf(*listed)) : std::nullopt;
 }
 
 namespace {

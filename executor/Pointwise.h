@@ -2,11 +2,14 @@
 // spelling computes on doubles, and how printed scalars and cast spellings
 // read.
 //
-// Only spellings with a definite meaning have a rule; an unknown spelling
-// yields nullopt so that the caller reports it (with the expression's
-// location) instead of guessing. This file does not walk tensors.
+// The spellings with a rule are exactly those of ir/PointwiseOps.h, the list
+// the readers classify ops by; a spelling outside it yields nullopt so that
+// the caller reports it (with the expression's location) instead of guessing.
+// This file does not walk tensors and does not decide which spellings are
+// pointwise.
 #pragma once
 
+#include "ir/PointwiseOps.h"
 #include "ir/Types.h"
 
 #include <cstdint>
@@ -25,8 +28,13 @@ using TernaryRule = std::function<double(double, double, double)>;
 /// into a located InputError.
 struct IntegerDivisionByZero {};
 
+/// The rule of every listed op; the unit tests walk the list through these.
+UnaryRule unaryRule(UnaryOp op);
+BinaryRule binaryRule(BinaryOp op, bool integral);
+TernaryRule ternaryRule(TernaryOp op);
+
 /// The rule of a unary op (`-`, `relu`, `expf`, `tanh`, ...). A trailing `f`
-/// (CUDA's float spelling) is accepted for every math function.
+/// (CUDA's float spelling) is accepted for every listed spelling.
 std::optional<UnaryRule> unaryRule(const std::string &op);
 
 /// The rule of a binary op (`+`, `max`, `pow`, `==`, `&&`, ...). `integral`

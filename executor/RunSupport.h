@@ -99,17 +99,19 @@ int64_t collectiveBytesMoved(const SimCollectiveCall &call, const std::map<int64
 /// The tolerance each tensor is judged with: its dtype's, widened by the
 /// reduction length along the longest chain of reductions feeding it, and
 /// at least that of every computed tensor it is computed from (a float
-/// tensor cast from a bfloat16 result carries bfloat16's error).
+/// tensor cast from a bfloat16 result carries bfloat16's error). With
+/// `exact`, every tensor is judged with (0, 0) (RunOptions::exactComparison).
 class ToleranceTable {
 public:
-  ToleranceTable(const Fusion &fusion, const Bindings &symbols)
-      : fusion_(fusion), symbols_(symbols) {}
+  ToleranceTable(const Fusion &fusion, const Bindings &symbols, bool exact = false)
+      : fusion_(fusion), symbols_(symbols), exact_(exact) {}
   Tolerance of(TensorNum t);
 
 private:
   int64_t reductionLength(TensorNum t);
   const Fusion &fusion_;
   const Bindings &symbols_;
+  bool exact_;
   std::map<TensorNum, int64_t> lengths_;
   std::map<TensorNum, Tolerance> tolerances_;
 };

@@ -1,6 +1,9 @@
 // Implementation of the fusion IR's factories and lookups; see Fusion.h.
 #include "ir/Fusion.h"
 
+#include <cstdlib>
+#include <limits>
+
 namespace shardcheck {
 
 std::string IterDomain::str() const {
@@ -98,6 +101,23 @@ bool isPointwiseKind(OpKind k) {
   }
 }
 
+bool isCopyKind(OpKind k) {
+  switch (k) {
+  case OpKind::Set:
+  case OpKind::SegmenterSet:
+  case OpKind::LoadStore:
+  case OpKind::Permute:
+  case OpKind::Broadcast:
+  case OpKind::Squeeze:
+  case OpKind::Expand:
+  case OpKind::Reshape:
+  case OpKind::Communication:
+    return true;
+  default:
+    return false;
+  }
+}
+
 const char *blockKindName(BlockKind k) {
   switch (k) {
   case BlockKind::KernelMath:
@@ -151,6 +171,33 @@ std::string reductionOperatorOf(const Expr &e) {
   if (op == "max" || op == "min")
     return op;
   return "";
+}
+
+std::optional<bool> initialValueIsIdentity(const Expr &e) {
+  std::string text = e.attr("initial value");
+  if (text.empty())
+    return true;
+  // `float(0)`, `double(-inf)`, `0`, `false`: the value inside the cast.
+  if (auto open = text.find('('); open != std::string::npos && text.back() == ')')
+    text = text.substr(open + 1, text.size() - open - 2);
+  if (text == "false")
+    text = "0";
+  if (text == "true")
+    text = "1";
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size())
+    return std::nullopt;
+  std::string op = reductionOperatorOf(e);
+  if (op == "sum")
+    return v == 0.0;
+  if (op == "prod")
+    return v == 1.0;
+  if (op == "max")
+    return v == -std::numeric_limits<double>::infinity();
+  if (op == "min")
+    return v == std::numeric_limits<double>::infinity();
+  return std::nullopt;
 }
 
 std::vector<TensorNum> Expr::tensorInputs() const {

@@ -121,6 +121,12 @@ enum class OpKind {
 const char *opKindName(OpKind k);
 /// Whether values flow element-wise (positional domain map).
 bool isPointwiseKind(OpKind k);
+/// Whether each consumer element is a copy of the one producer element it
+/// needs (set, permute, broadcast, squeeze, expand, reshape, host IR
+/// communication): the only ops whose consumer may alias its producer's
+/// buffer or be written by a collective directly. One list for the checker
+/// and the plan builder.
+bool isCopyKind(OpKind k);
 
 /// A host IR communication: the compiler's lowering of one edge.
 struct CommunicationInfo {
@@ -170,6 +176,9 @@ bool isReductionOp(const Expr &e);
 /// The operator that combines partial results of a reduction op: `sum`
 /// (add, matmul, linear), `prod`, `max`, `min`; empty when unknown.
 std::string reductionOperatorOf(const Expr &e);
+/// Whether a reduction's printed `initial value` is its operator's identity
+/// (true when none is printed); nullopt when the value cannot be read.
+std::optional<bool> initialValueIsIdentity(const Expr &e);
 
 /// Which kind of printed block a fusion came from.
 enum class BlockKind { KernelMath, Kernel, TransformsOnly, HostIr, SegmentedFusion, Json };

@@ -1,6 +1,8 @@
 // Producer -> consumer graph and per-op domain maps; see FusionGraph.h.
 #include "ir/FusionGraph.h"
 
+#include "ir/PointwiseOps.h"
+
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/topological_sort.hpp>
 
@@ -243,6 +245,19 @@ DomainMap computeDomainMap(const Fusion &fusion, const Expr &expr, size_t operan
                        " is unknown: the dump prints no root domain for it (dump the "
                        "TransformPrinter section too)");
     return positional(fusion, expr, producer, consumer, c, p);
+  case OpKind::Unary:
+  case OpKind::Binary:
+  case OpKind::Ternary: {
+    // Positional only for the element-wise ops shardcheck knows (one list
+    // for reader, graph and reference), also for fusions built in code.
+    auto arity = expr.kind == OpKind::Unary    ? PointwiseArity::Unary
+                 : expr.kind == OpKind::Binary ? PointwiseArity::Binary
+                                               : PointwiseArity::Ternary;
+    if (!isPointwiseOp(expr.op, arity))
+      return MapBuilder(fusion, c, p)
+          .unsupported(std::string("shardcheck has no element-wise rule for `") + expr.op + "`");
+    return positional(fusion, expr, producer, consumer, c, p);
+  }
   case OpKind::Other:
     return MapBuilder(fusion, c, p)
         .unsupported(std::string("shardcheck has no rule for `") + expr.op + "`");

@@ -472,6 +472,16 @@ std::vector<BadCase> badCases() {
       edit(R"({"kind": "Set", "op": "Set")", R"({"kind": "Communication", "op": "Set")"),
       "json-inconsistent", "a Communication expr needs a \"communication\" object",
       R"({"kind": "Communication")");
+  // Pointwise kinds only for ops of ir/PointwiseOps.h, with their arity.
+  add("unlisted pointwise op",
+      edit(R"({"kind": "Set", "op": "Set")", R"({"kind": "Unary", "op": "cumsum")"),
+      "json-inconsistent",
+      "\"cumsum\" is not a Unary op shardcheck knows (ir/PointwiseOps.h lists them); an op "
+      "without an element rule has kind \"Other\"",
+      R"("op": "cumsum")");
+  add("pointwise op of another arity",
+      edit(R"({"kind": "Set", "op": "Set")", R"({"kind": "Unary", "op": "maxf")"),
+      "json-inconsistent", "\"maxf\" is not a Unary op", R"("op": "maxf")");
   add("contiguity length", edit(R"("contiguity": [true])", R"("contiguity": [true, false])"),
       "json-inconsistent",
       "the contiguity of T1 has 2 entries, expected 1 (one per logical IterDomain)",

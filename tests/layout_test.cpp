@@ -6,6 +6,7 @@
 // the invariants that must hold whatever the sharding: held counts add up to
 // the elements times the replication, and slots() and slotOf() agree.
 #include "executor/Layout.h"
+#include "ir/Constraints.h"
 #include "ir/FusionBuilder.h"
 #include "ir/reader/DumpReader.h"
 
@@ -585,8 +586,32 @@ Bindings bindAll(const Fusion &f) {
   }
   for (const auto &t : f.transforms)
     t.factor.collectSymbols(symbols);
-  for (const auto &s : symbols)
-    b.emplace(s, 24);
+  // 24 where the implied constraints allow it (they can pin a symbol:
+  // ceilDiv(i0, 4) == 2), else the first size from 1 up that they allow.
+  std::vector<SizeConstraint> constraints;
+  for (const auto &[n, tv] : f.tensors)
+    for (const SizeConstraint &c : impliedConstraints(f, tv))
+      constraints.push_back(c);
+  auto allowed = [&](const Bindings &trial) {
+    for (const SizeConstraint &c : constraints) {
+      auto l = c.lhs.evaluate(trial), r = c.rhs.evaluate(trial);
+      if (!l || !r)
+        continue; // Not every symbol bound yet.
+      bool ok = c.kind == SizeConstraint::Kind::Divisible ? *r > 0 && *l % *r == 0 : *l == *r;
+      if (!ok)
+        return false;
+    }
+    return true;
+  };
+  for (const auto &s : symbols) {
+    if (b.count(s))
+      continue;
+    for (int64_t v : {24, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 32, 48, 64}) {
+      b[s] = v;
+      if (allowed(b))
+        break;
+    }
+  }
   return b;
 }
 

@@ -713,6 +713,52 @@ T13_g_int64_t[]
                      EXPECT_EQ(f.exprs[6].attr("is_causal"), "false");
                    }});
 
+  // Pointwise only by name (ir/PointwiseOps.h), never by operand count: an
+  // unlisted op such as cumsum reads as Other, which the checker reports as
+  // unsupported instead of mapping it positionally (issue 12, finding 8).
+  cases.push_back(
+      {"PointwiseKindsOnlyForListedNames", R"(%kernel_math {
+T1_l_float[iS1{8}]
+   = cumsum(T0_g_float[iS0{8}]);
+T2_l_float[iS2{8}]
+   = relu(T0_g_float[iS0{8}]);
+T3_l_float[iS3{8}]
+   = expf(T2_l_float[iS2{8}]);
+T4_l_float[iS4{8}]
+   = T2_l_float[iS2{8}]
+   + T3_l_float[iS3{8}];
+T5_l_float[iS5{8}]
+   = clamp(T4_l_float[iS4{8}]
+  , double(-1)
+  , double(1));
+T6_l_float[iS6{8}]
+   = frobnicate(T4_l_float[iS4{8}], T5_l_float[iS5{8}]);
+T7_l_float[iS7{8}]
+   = complex(T4_l_float[iS4{8}], T5_l_float[iS5{8}]);
+T8_l_float[iS8{8}]
+   = cumsumf(T0_g_float[iS0{8}]);
+T9_l_float[iS9{8}]
+   = gelu(T0_g_float[iS0{8}], approximate = tanh);
+T10_l_float[iS10{8}]
+   = add(T0_g_float[iS0{8}], T2_l_float[iS2{8}]);
+T11_l_float[iS11{8}]
+   = -T0_g_float[iS0{8}];
+} // %kernel_math 
+)",
+       [](const Document &d) {
+         const Fusion &f = only(d);
+         EXPECT_EQ(ops(f),
+                   (std::vector<std::string>{"cumsum", "relu", "expf", "+", "clamp", "frobnicate",
+                                             "complex", "cumsumf", "gelu", "add", "-"}));
+         EXPECT_EQ(opKinds(f), (std::vector<OpKind>{OpKind::Other, OpKind::Unary, OpKind::Unary,
+                                                    OpKind::Binary, OpKind::Ternary, OpKind::Other,
+                                                    OpKind::Other, OpKind::Other, OpKind::Other,
+                                                    OpKind::Binary, OpKind::Unary}));
+         EXPECT_EQ(f.exprs[0].tensorInputs(), (std::vector<TensorNum>{0}));
+         EXPECT_EQ(f.exprs[4].inputs.size(), 3u);
+         EXPECT_EQ(f.exprs[8].attr("approximate"), "tanh");
+       }});
+
   cases.push_back(
       {"HostIrCommunicationsAndSkippedStatements",
        R"(%HostIrContainer { (T0_g_float[ideviceIdx.x0{2}, iS1{8}] (DeviceMesh{0 1})) -> (T1_g_float[iS2{2}, iS3{8}] (DeviceMesh{0 1})) :

@@ -203,6 +203,12 @@ private:
   Failure checkLocal(int64_t d) const;
   Failure checkDelivered(int64_t d, const Role &role) const;
   Failure checkReduced(int64_t d, const Role &role) const;
+  Failure checkBufferReductionCounts(size_t t);
+  Failure checkBufferSum(int64_t d, const Role &role) const;
+  /// A reduction of the producer's own buffers rather than of partials.
+  bool readsBuffers() const {
+    return lowering_.reduceInput == Lowering::ReduceInput::ProducerBuffer;
+  }
   BruteResult wrongDelivery(int64_t d, const Role &role, const BufferSlot &slot, int64_t position,
                             std::optional<Source> source, int64_t delivered) const;
 
@@ -300,20 +306,30 @@ LoweringChecker::Failure LoweringChecker::checkTeamShape(size_t t, std::set<int6
     return fail(-1, what + "the team is empty");
   if (isRooted(kind_) && !team.root)
     return fail(team.devices[0], what + "it has no root");
-  bool rootInTeam = team.root && std::count(team.devices.begin(), team.devices.end(), *team.root);
-  if ((kind_ == CommKind::Gather || kind_ == CommKind::Reduce) && !rootInTeam)
-    return fail(*team.root, what + "the root is not in the team");
+  auto addReceiver = [&](int64_t d, int64_t rank) -> Failure {
+    const auto &owners = c_.devices();
+    if (!std::count(owners.begin(), owners.end(), d))
+      return fail(d, what + "it writes " + c_.name() + " on device " + std::to_string(d) +
+                         ", which is outside " + c_.name() + "'s devices");
+    roles_[d] = Role{t, rank, -1};
+    return std::nullopt;
+  };
   for (size_t r = 0; r < team.devices.size(); ++r) {
     int64_t d = team.devices[r];
     if (!seen.insert(d).second)
       return fail(d, what + "device " + std::to_string(d) + " is in a team twice");
-    if (receives(team, d)) {
-      const auto &owners = c_.devices();
-      if (!std::count(owners.begin(), owners.end(), d))
-        return fail(d, what + "it writes " + c_.name() + " on device " + std::to_string(d) +
-                           ", which is outside " + c_.name() + "'s devices");
-      roles_[d] = Role{t, static_cast<int64_t>(r), -1};
-    }
+    if (receives(team, d))
+      if (auto f = addReceiver(d, static_cast<int64_t>(r)))
+        return f;
+  }
+  // A Gather's or Reduce's root need not contribute (docs/semantics.md,
+  // Lowerings): outside the data members it only receives.
+  bool rootInTeam = team.root && std::count(team.devices.begin(), team.devices.end(), *team.root);
+  if ((kind_ == CommKind::Gather || kind_ == CommKind::Reduce) && !rootInTeam) {
+    if (!seen.insert(*team.root).second)
+      return fail(*team.root, what + "device " + std::to_string(*team.root) +
+                                  " is in a team twice");
+    return addReceiver(*team.root, -1);
   }
   return std::nullopt;
 }
@@ -357,7 +373,8 @@ LoweringChecker::Failure LoweringChecker::checkLayouts() const {
     return BruteResult::unsupported(*c_.layoutError());
   // Non-reduction collectives read the producer's buffers; reductions read
   // local partials, and `none` reads nothing.
-  bool readsProducerBuffer = kind_ != CommKind::None && !isReductionComm(kind_);
+  bool readsProducerBuffer = kind_ != CommKind::None &&
+                             (!isReductionComm(kind_) || readsBuffers());
   if (readsProducerBuffer && p_.layoutError())
     return BruteResult::unsupported(*p_.layoutError());
   return std::nullopt;
@@ -366,9 +383,13 @@ LoweringChecker::Failure LoweringChecker::checkLayouts() const {
 // Counts.
 
 std::vector<int64_t> LoweringChecker::receivers(size_t t) const {
+  // Team members in rank order, then a root that is not a data member.
   std::vector<int64_t> r;
   for (int64_t d : lowering_.teams[t].devices)
     if (auto it = roles_.find(d); it != roles_.end() && it->second.team == t)
+      r.push_back(d);
+  for (const auto &[d, role] : roles_)
+    if (role.team == t && role.rank < 0)
       r.push_back(d);
   return r;
 }
@@ -441,8 +462,34 @@ LoweringChecker::Failure LoweringChecker::checkReduceScatterCounts(size_t t) {
   return checkOutputs(t, k, "equal size (" + std::to_string(k) + ")");
 }
 
+/// A reduction of the producer's own buffers (a compiler's lowering): every
+/// member holds a buffer of |out| elements (Allreduce, Reduce) or of
+/// n x |out| (ReduceScatter, one chunk per rank).
+LoweringChecker::Failure LoweringChecker::checkBufferReductionCounts(size_t t) {
+  const Team &team = lowering_.teams[t];
+  const int64_t n = static_cast<int64_t>(team.devices.size());
+  const auto &owners = p_.devices();
+  for (int64_t m : team.devices)
+    if (!std::binary_search(owners.begin(), owners.end(), m))
+      return fail(m, label(t) + " reads " + p_.name() + " on device " + std::to_string(m) +
+                         ", which holds none of it");
+  const std::vector<int64_t> outs = receivers(t);
+  const int64_t out = outs.empty() ? 0 : c_.count(outs[0]);
+  if (auto f = checkOutputs(t, out, "equal size (" + std::to_string(out) + ")"))
+    return f;
+  const int64_t in = kind_ == CommKind::ReduceScatter ? n * out : out;
+  for (int64_t m : team.devices)
+    if (p_.count(m) != in)
+      return fail(m, label(t) + " needs an input of " + std::to_string(in) + " elements but " +
+                         countsStr(p_, team.devices, m));
+  chunk_[t] = out;
+  return std::nullopt;
+}
+
 LoweringChecker::Failure LoweringChecker::checkTeamCounts(size_t t) {
   const Team &team = lowering_.teams[t];
+  if (isReductionComm(kind_) && readsBuffers())
+    return checkBufferReductionCounts(t);
   switch (kind_) {
   case CommKind::Allgather:
   case CommKind::Gather:
@@ -685,10 +732,43 @@ LoweringChecker::Failure LoweringChecker::checkReduced(int64_t d, const Role &ro
   return std::nullopt;
 }
 
+/// Slot t of a receiver of rank r sums offset src = t (Allreduce, Reduce) or
+/// r * |out| + t (ReduceScatter) of every member's producer buffer; those
+/// elements must be exactly the ones the slot's element needs.
+LoweringChecker::Failure LoweringChecker::checkBufferSum(int64_t d, const Role &role) const {
+  const Team &team = lowering_.teams[role.team];
+  for (const auto &slot : c_.buffer(d)) {
+    int64_t src = slot.offset;
+    if (kind_ == CommKind::ReduceScatter)
+      src += role.rank * chunk_[role.team];
+    std::vector<int64_t> summed;
+    for (int64_t m : team.devices)
+      if (auto x = p_.elementAtOffset(m, src))
+        summed.push_back(*x);
+    std::sort(summed.begin(), summed.end());
+    auto needed = model_.needs(slot.element);
+    if (summed == needed)
+      continue;
+    std::string list;
+    for (int64_t x : summed)
+      list += (list.empty() ? "" : ", ") + p_.elementStr(x);
+    return failAt(d, slot.element, needed.empty() ? std::nullopt : std::optional(needed[0]),
+                  slot.offset,
+                  label(role.team) + " sums {" + list + "} (offset " + std::to_string(src) +
+                      " of the members' buffers) into " + c_.elementStr(slot.element) +
+                      " on device " + std::to_string(d) + ", which needs " +
+                      std::to_string(needed.size()) + " element(s) of " + p_.name() +
+                      " each once");
+  }
+  return std::nullopt;
+}
+
 LoweringChecker::Failure LoweringChecker::checkDevice(int64_t d) {
   auto role = roles_.find(d);
   if (kind_ == CommKind::None || role == roles_.end())
     return checkLocal(d);
+  if (isReductionComm(kind_) && readsBuffers())
+    return checkBufferSum(d, role->second);
   if (isReductionComm(kind_))
     return checkReduced(d, role->second);
   return checkDelivered(d, role->second);

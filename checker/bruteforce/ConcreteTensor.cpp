@@ -149,10 +149,11 @@ ConcreteTensor::ExtentValue ConcreteTensor::deriveExtent(IdNum id,
       stopInvalidBindings("the split factor " + def->factor.str() + " of " + name_ +
                           " is not positive under the bindings");
     checkImpliedConstraint(*def, in, factor);
-    bool symbolic = in.symbolic || factor.symbolic;
-    int64_t rest = ceilDiv(in.value, factor.value);
-    known[def->outputs[0]] = {def->innerSplit ? rest : factor.value, symbolic};
-    known[def->outputs[1]] = {def->innerSplit ? factor.value : rest, symbolic};
+    // The factor output's extent is the factor itself: it depends on a
+    // symbol only when the factor does.
+    ExtentValue rest{ceilDiv(in.value, factor.value), in.symbolic || factor.symbolic};
+    known[def->outputs[0]] = def->innerSplit ? rest : factor;
+    known[def->outputs[1]] = def->innerSplit ? factor : rest;
     break;
   }
   case Transform::Kind::Merge: {
@@ -359,12 +360,15 @@ void ConcreteTensor::findDevices() {
         stopUnsupported(name_ + " is sharded on " + parallelTypeShortName(shardingTypes_[j]) +
                         " (" + idStr(shardingIds_[j]) + ") but its mesh " + mesh.str() +
                         " has no axis for it");
-    // Implied constraint: a symbolic DID extent equals the mesh size along
-    // its axis (docs/semantics.md).
+    // Implied constraint: a DID extent that depends on a symbol (as derived,
+    // whatever the dump printed) equals the mesh size along its axis
+    // (docs/semantics.md).
     for (size_t j = 0; j < shardingIds_.size(); ++j) {
       const auto &d = fusion_->id(shardingIds_[j]);
       auto e = extentOf(shardingIds_[j]);
-      if (!d.extent.isConstant() && e && *e != mesh.extentOf(shardingTypes_[j]))
+      auto derived = extents_.find(shardingIds_[j]);
+      bool symbolic = derived != extents_.end() && derived->second.symbolic;
+      if (symbolic && e && *e != mesh.extentOf(shardingTypes_[j]))
         stopInvalidBindings("the bindings violate the implied constraint that " + idStr(d.number) +
                             " of " + name_ + " spans the " +
                             std::to_string(mesh.extentOf(shardingTypes_[j])) + " devices of " +

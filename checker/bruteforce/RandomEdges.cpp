@@ -257,6 +257,10 @@ std::vector<Lowering> CaseBuilder::lowerings(const std::vector<int64_t> &pDevice
   add(CommKind::Gather, withRoot(pDevices, cDevices[0], true));
   add(CommKind::Gather, withRoot(pDevices, cDevices[0], true), true);
   add(CommKind::Reduce, withRoot(pDevices, cDevices[0], true));
+  // A root that is not a data member only receives (the checker's own
+  // Gather and Reduce into another mesh look like this).
+  add(CommKind::Gather, withRoot(pDevices, cDevices[0], false));
+  add(CommKind::Reduce, withRoot(pDevices, cDevices[0], false));
   add(CommKind::Scatter, withRoot(cDevices, pDevices[0], false));
   add(CommKind::Broadcast, withRoot(cDevices, pDevices[0], false));
   add(CommKind::Broadcast, withRoot(cDevices, pDevices[0], true));

@@ -7,10 +7,16 @@
 // Error codes: `json-format` (not a JSON IR document), `json-version`
 // (another version), `json-schema` (missing, mistyped or unknown fields, bad
 // enum names) and `json-inconsistent` (an IR that the schema allows but that
-// makes no sense: unknown or duplicate numbers, double definitions, cycles).
+// makes no sense: unknown or duplicate numbers, double definitions, cycles,
+// a pointwise kind whose `op` is not listed in ir/PointwiseOps.h).
+//
+// The reader does not reclassify: an unlisted op must be written with kind
+// "Other" (as the dump reader reads it), so a document cannot have a proof
+// rest on a positional map for an op the reference evaluator cannot run.
 #include "ir/json/JsonIrReader.h"
 
 #include "ir/Json.h"
+#include "ir/PointwiseOps.h"
 #include "ir/json/JsonSpellings.h"
 
 #include <algorithm>
@@ -153,6 +159,7 @@ private:
   void checkDomains(const At &at, const TensorView &tv, const Fusion &f) const;
   void readExprs(const At &list, Fusion &f) const;
   Expr expr(const At &at, const Fusion &f) const;
+  void checkPointwiseOp(const At &op, OpKind kind, const std::string &name) const;
   Operand operand(const At &at, const Fusion &f) const;
   CommunicationInfo communication(const At &at) const;
   void readGroups(const At &list, Fusion &f) const;
@@ -712,7 +719,9 @@ Expr Reader::expr(const At &at, const Fusion &f) const {
   checkKeys(at, {"kind", "op", "inputs", "outputs", "flags", "attrs", "communication", "loc"});
   Expr e;
   e.kind = enumValue(field(at, "kind"), parseOpKindJson, opKindJsonChoices);
-  e.op = string(field(at, "op"));
+  At op = field(at, "op");
+  e.op = string(op);
+  checkPointwiseOp(op, e.kind, e.op);
   for (const At &in : elements(field(at, "inputs")))
     e.inputs.push_back(operand(At{in.value, in.path, "operand"}, f));
   e.outputs = tensorList(field(at, "outputs"), f);
@@ -732,6 +741,24 @@ Expr Reader::expr(const At &at, const Fusion &f) const {
     failInconsistent(at.path, "a Communication expr needs a \"communication\" object");
   e.loc = location(at, "loc");
   return e;
+}
+
+/// A Unary/Binary/Ternary expr's `op` must be a listed spelling of that
+/// arity: the kind is what the checker maps positionally and the evaluator
+/// runs, and neither may rest on a name without an element rule.
+void Reader::checkPointwiseOp(const At &op, OpKind kind, const std::string &name) const {
+  std::optional<PointwiseArity> arity;
+  if (kind == OpKind::Unary)
+    arity = PointwiseArity::Unary;
+  else if (kind == OpKind::Binary)
+    arity = PointwiseArity::Binary;
+  else if (kind == OpKind::Ternary)
+    arity = PointwiseArity::Ternary;
+  if (!arity || isPointwiseOp(name, *arity))
+    return;
+  failInconsistent(op.path, inQuotes(name) + " is not a " + opKindName(kind) +
+                                " op shardcheck knows (ir/PointwiseOps.h lists them); an op "
+                                "without an element rule has kind \"Other\"");
 }
 
 Operand Reader::operand(const At &at, const Fusion &f) const {

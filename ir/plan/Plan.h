@@ -18,6 +18,7 @@
 #pragma once
 
 #include "ir/Extent.h"
+#include "ir/Constraints.h"
 #include "ir/Fusion.h"
 
 #include <cstdint>
@@ -132,12 +133,8 @@ struct PlanStep {
 };
 
 /// A constraint on symbol values the proofs assume (`i0 % 2 == 0`).
-struct PlanConstraint {
-  enum class Kind { Divisible, Equal, Positive };
-  Kind kind = Kind::Positive;
-  Extent lhs, rhs; ///< Divisible: lhs % rhs == 0; Equal: lhs == rhs; Positive: lhs >= 1.
-  std::string text;
-};
+/// A size constraint the plan states (ir/Constraints.h).
+using PlanConstraint = SizeConstraint;
 
 /// Summary of one fusion tensor (informational; the fusion is authoritative).
 struct PlanTensor {

@@ -1,8 +1,18 @@
 // Parsing of expression statements (`T2 = Set( T1, ... )`, `T5 = T3 + T4;`,
 // `T3 = broadcast( T2, flags = {...} )`, ...) and host IR `Communication`
-// lines into Exprs. See Parser.h; the op table below maps printed op names
-// to OpKind. Ops with no specific kind (pad, cat, sdpa, ...) are read as
-// OpKind::Other with their tensor operands.
+// lines into Exprs. See Parser.h.
+//
+// A call reads as a pointwise op (Unary, Binary, Ternary) only when its name,
+// or its name without CUDA's float suffix (`expf`), is listed in
+// ir/PointwiseOps.h, the list the reference evaluator's rules are keyed by;
+// operator spellings (`-T0`, `T0 + T1`) are pointwise by their syntax. Every
+// other name (pad, cat, sdpa, cumsum, ...) reads as OpKind::Other with its
+// tensor operands, which the checker reports as unsupported.
+//
+// This file does not guess: an unlisted name is never read as pointwise by
+// its operand count, and a listed name printed with attributes (`key = v`,
+// braced arguments) is Other too, since the rule ignores what they say.
+#include "ir/PointwiseOps.h"
 #include "ir/reader/Parser.h"
 
 #include <algorithm>
@@ -32,35 +42,8 @@ constexpr std::array<std::string_view, 9> kLoadStoreOps{"LdMatrix",
                                                         "StTMem",
                                                         "CpAsyncBulkTensorTileStore"};
 
-constexpr std::array<std::string_view, 22> kNamedBinaryOps{
-    "max",         "min",         "fmax",       "fmin",   "pow",         "remainder",
-    "atan2",       "fmod",        "ceilDiv",    "div",    "gcd",         "complex",
-    "mod",         "nextafter",   "lshift",     "rshift", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "logical_and", "logical_or", "truediv"};
-
-constexpr std::array<std::string_view, 3> kTernaryOps{"clamp", "lerp", "threshold"};
-
-/// Tensor ops with no specific OpKind; some end with `;` like pointwise ops.
-constexpr std::array<std::string_view, 20> kOtherOps{"pad",           "cat",
-                                                     "slice",         "select",
-                                                     "full",          "iota",
-                                                     "sdpa",          "sdpa_bwd",
-                                                     "eye",           "indexSelect",
-                                                     "torchGather",   "takeAlongAxis",
-                                                     "scatter",       "indexPutAccumulate",
-                                                     "rng_uniform",   "rng_normal",
-                                                     "argsort",       "topk",
-                                                     "embedding_fwd", "grouped_mm"};
-
 template <size_t N> bool contains(const std::array<std::string_view, N> &set, std::string_view s) {
   return std::find(set.begin(), set.end(), s) != set.end();
-}
-
-/// Whether `name` (or `name` without its float suffix `f`) is in `set`.
-template <size_t N>
-bool containsMaybeF(const std::array<std::string_view, N> &set, std::string_view name) {
-  return contains(set, name) ||
-         (name.size() > 1 && name.back() == 'f' && contains(set, name.substr(0, name.size() - 1)));
 }
 
 bool isCastName(std::string_view name) {
@@ -76,8 +59,33 @@ std::optional<std::string_view> matchBinaryOperator(const Cursor &c) {
   return std::nullopt;
 }
 
-/// The kind a call-style op has by its printed name, or nullopt when only its
-/// operand count can tell (unknown pointwise op names).
+// Every operator the inline form parses is a listed binary op.
+constexpr bool operatorsAreListed() {
+  for (std::string_view op : kBinaryOperators)
+    if (!isPointwiseOp(op, PointwiseArity::Binary))
+      return false;
+  return true;
+}
+static_assert(operatorsAreListed(), "an inline binary operator is missing from PointwiseOps.h");
+static_assert(isPointwiseOp("-", PointwiseArity::Unary) &&
+                  isPointwiseOp("!", PointwiseArity::Unary) &&
+                  isPointwiseOp("~", PointwiseArity::Unary),
+              "a prefix operator is missing from PointwiseOps.h");
+
+OpKind kindOfArity(PointwiseArity arity) {
+  switch (arity) {
+  case PointwiseArity::Unary:
+    return OpKind::Unary;
+  case PointwiseArity::Binary:
+    return OpKind::Binary;
+  case PointwiseArity::Ternary:
+    return OpKind::Ternary;
+  }
+  return OpKind::Other;
+}
+
+/// The kind a call-style op has by its printed name, or nullopt for names
+/// that are neither a specific op nor listed pointwise ops.
 std::optional<OpKind> kindOfName(std::string_view name) {
   if (name == "Set")
     return OpKind::Set;
@@ -103,32 +111,20 @@ std::optional<OpKind> kindOfName(std::string_view name) {
     return OpKind::Linear;
   if (name == "where")
     return OpKind::Where;
-  if (containsMaybeF(kTernaryOps, name))
-    return OpKind::Ternary;
-  if (containsMaybeF(kNamedBinaryOps, name))
-    return OpKind::Binary;
+  if (auto arity = callArity(name))
+    return kindOfArity(*arity);
   if (isCastName(name))
     return OpKind::Cast;
-  if (contains(kOtherOps, name))
-    return OpKind::Other;
   return std::nullopt;
 }
 
-/// Unknown names: pointwise ops end with `;` and take 1-3 operands; anything
-/// else (pad, cat, slice, full, iota, sdpa, ...) is Other.
-OpKind kindOfUnknown(const Rhs &rhs, size_t operands, bool hasOtherArgs) {
-  if (!rhs.semicolon || hasOtherArgs)
-    return OpKind::Other;
-  switch (operands) {
-  case 1:
-    return OpKind::Unary;
-  case 2:
-    return OpKind::Binary;
-  case 3:
-    return OpKind::Ternary;
-  default:
-    return OpKind::Other;
-  }
+/// A call's kind. Unlisted names are Other (no element rule, no domain map);
+/// so is a listed pointwise name printed with attributes, whose meaning the
+/// element rule would ignore.
+OpKind kindOfCall(std::string_view name, bool hasOtherArgs) {
+  OpKind kind = kindOfName(name).value_or(OpKind::Other);
+  bool pointwise = kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Ternary;
+  return pointwise && hasOtherArgs ? OpKind::Other : kind;
 }
 
 bool takesOneTensor(OpKind k) {
@@ -523,7 +519,7 @@ Expr Parser::makeExpr(std::vector<TensorNum> outputs, Rhs rhs, const SourceLoc &
     e.kind = OpKind::Cast;
     break;
   case Rhs::Form::Call:
-    e.kind = kindOfName(rhs.op).value_or(kindOfUnknown(rhs, e.inputs.size(), hasOtherArgs));
+    e.kind = kindOfCall(rhs.op, hasOtherArgs);
     break;
   }
   checkOperands(e, rhs);

@@ -1,0 +1,548 @@
+// The end-to-end fusion oracle; see Oracle.h.
+//
+// Structure: run() checks a fusion, then runCheckerPlan and runCompilerPlan
+// each build one plan and run it through tryRun, which turns a run into an
+// Attempt (matched or not, the outcome, the op to blame, one line for the
+// log). minimize() is a greedy loop over candidate edits of the spec.
+#include "tests/oracle/Oracle.h"
+
+#include "checker/PlanBuilder.h"
+#include "executor/Executor.h"
+#include "executor/RunSupport.h"
+#include "ir/Printer.h"
+#include "ir/reader/DumpReader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+namespace shardcheck::oracle {
+
+namespace {
+
+bool edgeProved(const EdgeVerdict &v) {
+  return v.status == Status::Proved && v.lowering.kind != CommKind::Unsupported;
+}
+
+std::string edgeName(const EdgeVerdict &v) {
+  return "T" + std::to_string(v.producer) + " -> T" + std::to_string(v.consumer);
+}
+
+std::string kindName(const Lowering &l) {
+  return std::string(commKindName(l.kind)) + (l.localPermute ? "+permute" : "");
+}
+
+/// A message as a class key: its words of two or more letters (tensor
+/// names, numbers and sizes dropped), lower case, joined by '-', at most 60
+/// characters.
+std::string slug(const std::string &message) {
+  std::string text = message;
+  if (size_t at = text.find("error: "); at != std::string::npos)
+    text = text.substr(at + 7);
+  std::string out, word;
+  auto flush = [&] {
+    if (word.size() >= 2)
+      out += (out.empty() ? "" : "-") + word;
+    word.clear();
+  };
+  for (char c : text) {
+    if (std::isalpha(static_cast<unsigned char>(c)))
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!std::isdigit(static_cast<unsigned char>(c)))
+      flush();
+    else
+      word.clear(); // `T12`: a name, not a word.
+  }
+  flush();
+  return out.substr(0, 60);
+}
+
+std::string bindingsText(const Bindings &b) {
+  std::string s;
+  for (const auto &[k, v] : b)
+    s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
+  return s.empty() ? "(none)" : s;
+}
+
+/// `preferred` (restricted to the plan's symbols) when it satisfies the
+/// plan's constraints, else small sizes that do.
+std::optional<Bindings> bindingsFor(const Plan &plan, const Bindings &preferred) {
+  Bindings b;
+  for (const std::string &s : planSymbols(plan))
+    if (auto it = preferred.find(s); it != preferred.end())
+      b[s] = it->second;
+  try {
+    return checkedBindings(plan, b);
+  } catch (const InputError &) {
+    return satisfyingBindings(plan, {});
+  }
+}
+
+/// One run of a plan, judged.
+struct Attempt {
+  bool matched = false;
+  std::string outcome; ///< `match`, `wrong-values`, `count-error`, `plan-error`, `threw`.
+  std::string culprit; ///< The op (and its lowerings) of the first failure.
+  std::string line;
+};
+
+/// `Matmul/Allreduce`: the op of expression `e` and the lowerings of its
+/// edges that move data (`local` when none does).
+std::string culpritOf(const Fusion &f, const std::vector<EdgeVerdict> &verdicts, size_t e,
+                      bool compiler) {
+  std::set<std::string> kinds;
+  for (const EdgeVerdict &v : verdicts) {
+    if (v.expr != e)
+      continue;
+    const Lowering &l = compiler && v.compiler ? v.compiler->lowering : v.lowering;
+    if (l.kind != CommKind::None)
+      kinds.insert(kindName(l));
+  }
+  std::string s = std::string(opKindName(f.exprs[e].kind)) + "/";
+  if (kinds.empty())
+    return s + "local";
+  bool first = true;
+  for (const std::string &k : kinds) {
+    s += (first ? "" : "+") + k;
+    first = false;
+  }
+  return s;
+}
+
+std::string describeRun(const RunReport &r) {
+  std::ostringstream os;
+  os << "outcome " << r.outcome() << " (seed " << r.seed << ", bindings " << bindingsText(r.symbols)
+     << ")";
+  if (r.failure)
+    os << "; step " << r.failure->step << " failed: " << r.failure->kind << ": "
+       << r.failure->message;
+  for (const TensorCheck &t : r.tensors) {
+    const OutputComparison &c = t.comparison;
+    if (c.matches())
+      continue;
+    os << "; first mismatching tensor " << c.name << " (" << t.role << "): " << c.mismatched
+       << " of " << c.compared << " slots";
+    if (c.firstMismatch) {
+      const Mismatch &m = *c.firstMismatch;
+      os << ", device " << m.device << " slot " << m.slot << " index [";
+      for (size_t i = 0; i < m.index.size(); ++i)
+        os << (i ? ", " : "") << m.index[i];
+      os << "] got " << m.got << " expected " << m.expected;
+    }
+    break;
+  }
+  return os.str();
+}
+
+/// Runs `plan` once on the sim backend with exact integer inputs.
+Attempt tryRun(const Plan &plan, const std::vector<EdgeVerdict> &verdicts, const Bindings &b,
+               uint64_t seed, bool indexed, bool allowUnverified, int range) {
+  RunOptions o;
+  o.symbols = b;
+  o.seed = seed;
+  o.allowUnverified = allowUnverified;
+  o.indexedCompute = indexed;
+  o.integerInputs = range;
+  o.exactComparison = true;
+  Attempt a;
+  RunReport r;
+  try {
+    SimBackend sim;
+    r = runPlan(plan, o, sim);
+  } catch (const std::exception &e) {
+    a.outcome = "threw";
+    a.culprit = slug(e.what());
+    a.line = std::string("run threw: ") + e.what();
+    return a;
+  }
+  a.matched = r.matches();
+  a.outcome = r.outcome();
+  a.line = std::string(indexed ? "indexed compute, " : "") + describeRun(r);
+  const bool compiler = plan.lowerings == "compiler";
+  if (r.failure) {
+    const PlanStep &step = plan.steps[r.failure->step];
+    a.culprit = step.expr ? culpritOf(plan.fusion, verdicts, *step.expr, compiler) : "step";
+  } else {
+    for (const TensorCheck &t : r.tensors)
+      if (!t.comparison.matches()) {
+        const Expr *e = plan.fusion.producerExpr(t.comparison.tensor);
+        a.culprit = e ? culpritOf(plan.fusion, verdicts,
+                                  static_cast<size_t>(e - plan.fusion.exprs.data()), compiler)
+                      : "input";
+        break;
+      }
+  }
+  return a;
+}
+
+std::vector<std::string> stepLines(const Plan &plan) {
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    lines.push_back("  step " + std::to_string(i) + ": " + describeStep(plan, plan.steps[i]) +
+                    (plan.steps[i].verified() ? "" : "  [unverified]"));
+  return lines;
+}
+
+PlanRequest planRequest(const FusionSpec &spec, PlanRequest::Lowerings lowerings) {
+  PlanRequest request;
+  request.lowerings = lowerings;
+  request.inputFile = "oracle-seed-" + std::to_string(spec.seed);
+  request.inputText = request.inputFile;
+  return request;
+}
+
+/// `Allreduce(Communication)`: the compiler's lowering and where it came from.
+std::string compilerName(const EdgeVerdict &v, const Fusion &f) {
+  const Expr &e = f.exprs[v.expr];
+  return kindName(v.compiler->lowering) + "(" + opKindName(e.kind) + ")";
+}
+
+} // namespace
+
+Oracle::Oracle(OracleOptions options)
+    : options_(std::move(options)), checker_([&] {
+        CheckOptions c;
+        c.timeoutMs = options_.timeoutMs;
+        return c;
+      }()) {}
+
+OracleResult Oracle::run(const FusionSpec &spec) {
+  OracleResult r;
+  r.spec = spec;
+  // The fusion as check-sharding reads its printed dump: what is checked is
+  // exactly what a report shows.
+  try {
+    Document doc = readDocument(printFusion(buildFusion(spec)), "oracle-seed.txt");
+    SC_ASSERT(doc.fusions.size() == 1, "a printed fusion reads back as one fusion");
+    r.fusion = std::move(doc.fusions[0]);
+  } catch (const std::exception &e) {
+    r.fusion = buildFusion(spec);
+    r.checkerOutcome = "error";
+    r.violations.push_back({"oracle-error:reader:" + slug(e.what()), e.what()});
+    return r;
+  }
+  DiagnosticEngine diags;
+  std::optional<FusionGraph> graph = FusionGraph::build(r.fusion, diags);
+  if (!graph) {
+    r.checkerOutcome = "error";
+    r.violations.push_back({"oracle-error:graph", "the generated fusion's graph does not build"});
+    return r;
+  }
+  try {
+    r.verdicts = checker_.checkFusion(r.fusion, *graph);
+  } catch (const std::exception &e) {
+    r.checkerOutcome = "error";
+    r.violations.push_back({"checker-threw", e.what()});
+    return r;
+  }
+  runCheckerPlan(r, *graph);
+  runCompilerPlan(r, *graph);
+  return r;
+}
+
+void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
+  if (!std::all_of(r.verdicts.begin(), r.verdicts.end(), edgeProved)) {
+    r.checkerOutcome = "not-proved";
+    return;
+  }
+  Plan plan;
+  try {
+    plan = buildPlan(r.fusion, graph, r.verdicts,
+                     planRequest(r.spec, PlanRequest::Lowerings::Checker));
+  } catch (const std::exception &e) {
+    r.checkerOutcome = "violation";
+    r.violations.push_back({"proved-no-plan:" + slug(e.what()), e.what()});
+    return;
+  }
+  std::optional<Bindings> b = bindingsFor(plan, specBindings(r.spec));
+  if (!b) {
+    r.checkerOutcome = "no-bindings";
+    return;
+  }
+  r.runLog.push_back("checker plan:");
+  for (const std::string &line : stepLines(plan))
+    r.runLog.push_back(line);
+  for (size_t i = 0; i < options_.matchSeeds.size(); ++i) {
+    Attempt a = tryRun(plan, r.verdicts, *b, options_.matchSeeds[i], i % 2 == 1, false,
+                       options_.integerRange);
+    r.runLog.push_back("  run: " + a.line);
+    if (!a.matched) {
+      r.checkerOutcome = "violation";
+      r.violations.push_back({"proved-" + a.outcome + ":" + a.culprit, a.line});
+      return;
+    }
+  }
+  r.checkerOutcome = "matched";
+  for (const EdgeVerdict &v : r.verdicts)
+    r.matchedLowerings.push_back(edgeName(v) + " " + kindName(v.lowering));
+}
+
+void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
+  const EdgeVerdict *refuted = nullptr;
+  bool any = false, skip = false;
+  for (const EdgeVerdict &v : r.verdicts) {
+    if (!v.compiler) {
+      skip |= !edgeProved(v);
+      continue;
+    }
+    any = true;
+    r.compilerChoices.push_back(kindName(v.compiler->lowering) + " " +
+                                (v.compiler->status == Status::Proved    ? "confirmed"
+                                 : v.compiler->status == Status::Refuted ? "refuted"
+                                                                         : "unknown"));
+    skip |= v.compiler->status == Status::Unknown;
+    if (v.compiler->status == Status::Refuted && !refuted)
+      refuted = &v;
+  }
+  if (!any)
+    return;
+  if (skip) {
+    r.compilerOutcome = "skipped";
+    return;
+  }
+  Plan plan;
+  try {
+    plan = buildPlan(r.fusion, graph, r.verdicts,
+                     planRequest(r.spec, PlanRequest::Lowerings::Compiler));
+  } catch (const std::exception &e) {
+    r.compilerOutcome = "no-plan";
+    r.runLog.push_back(std::string("compiler plan: none: ") + e.what());
+    return;
+  }
+  Bindings preferred = specBindings(r.spec);
+  if (refuted && refuted->compiler->counterexample)
+    for (const auto &[k, v] : refuted->compiler->counterexample->bindings)
+      preferred[k] = v;
+  std::optional<Bindings> b = bindingsFor(plan, preferred);
+  if (!b) {
+    r.compilerOutcome = "no-bindings";
+    return;
+  }
+  r.runLog.push_back(std::string("compiler plan (") + (refuted ? "refuted" : "confirmed") + "):");
+  for (const std::string &line : stepLines(plan))
+    r.runLog.push_back(line);
+  if (!refuted) {
+    for (size_t i = 0; i < options_.matchSeeds.size(); ++i) {
+      Attempt a = tryRun(plan, r.verdicts, *b, options_.matchSeeds[i], i % 2 == 1, false,
+                         options_.integerRange);
+      r.runLog.push_back("  run: " + a.line);
+      if (!a.matched) {
+        r.compilerOutcome = "violation";
+        r.violations.push_back({"confirmed-" + a.outcome + ":" + a.culprit, a.line});
+        return;
+      }
+    }
+    r.compilerOutcome = "confirmed-matched";
+    return;
+  }
+  for (int seed = 1; seed <= options_.refutedSeeds; ++seed) {
+    Attempt a = tryRun(plan, r.verdicts, *b, static_cast<uint64_t>(seed), false, true,
+                       options_.integerRange);
+    r.runLog.push_back("  run: " + a.line);
+    if (!a.matched) {
+      r.compilerOutcome = a.outcome == "wrong-values" ? "refuted-wrong-values" : "refuted-failed";
+      return;
+    }
+  }
+  r.compilerOutcome = "violation";
+  r.violations.push_back(
+      {"refuted-runs-correctly:" + compilerName(*refuted, r.fusion),
+       edgeName(*refuted) + ": " + refuted->compiler->source + ", " +
+           refuted->compiler->lowering.str() + ", is refuted (" +
+           (refuted->compiler->counterexample ? refuted->compiler->counterexample->message
+                                              : refuted->compiler->reason) +
+           ") but matches the reference with " + std::to_string(options_.refutedSeeds) + " seeds"});
+}
+
+// ---------------------------------------------------------------------------
+// Minimizer.
+
+namespace {
+
+bool usedByAnother(const FusionSpec &s, int tensor) {
+  for (const ExprSpec &e : s.exprs)
+    if (std::find(e.inputs.begin(), e.inputs.end(), tensor) != e.inputs.end())
+      return true;
+  return false;
+}
+
+/// Makes tensor `t` a plain input: logical order, no root, no reduction axes.
+bool makeInput(TensorSpec &t) {
+  if (t.mergeAt >= 0)
+    return false;
+  if (!t.permutation.empty()) {
+    std::vector<AxisSpec> logical;
+    for (int k : t.permutation)
+      logical.push_back(t.axes[static_cast<size_t>(k)]);
+    t.axes = logical;
+    t.permutation.clear();
+  }
+  std::erase_if(t.axes, [](const AxisSpec &a) { return a.type == IterType::Reduction; });
+  return true;
+}
+
+/// Every single edit of `s`, roughly from the largest simplification down.
+std::vector<FusionSpec> candidateEdits(const FusionSpec &s) {
+  std::vector<FusionSpec> out;
+  auto push = [&](FusionSpec c) { out.push_back(compactSpec(std::move(c))); };
+  // Drop a sink expression, or cut one loose (its output becomes an input).
+  for (size_t e = 0; s.exprs.size() > 1 && e < s.exprs.size(); ++e) {
+    FusionSpec c = s;
+    int o = c.exprs[e].output;
+    c.exprs.erase(c.exprs.begin() + static_cast<std::ptrdiff_t>(e));
+    if (!usedByAnother(s, o) || makeInput(c.tensors[static_cast<size_t>(o)]))
+      push(std::move(c));
+  }
+  // Drop one sharding, allocation domain or mesh permutation.
+  for (size_t t = 0; t < s.tensors.size(); ++t) {
+    const TensorSpec &tv = s.tensors[t];
+    for (size_t a = 0; a < tv.axes.size(); ++a)
+      if (tv.axes[a].shard) {
+        FusionSpec c = s;
+        c.tensors[t].axes[a].shard.reset();
+        push(std::move(c));
+      }
+    if (tv.mergedShard) {
+      FusionSpec c = s;
+      c.tensors[t].mergedShard.reset();
+      push(std::move(c));
+    }
+    if (!tv.allocationKeys.empty()) {
+      FusionSpec c = s;
+      c.tensors[t].allocationKeys.clear();
+      push(std::move(c));
+    }
+  }
+  for (size_t m = 0; m < s.meshes.size(); ++m) {
+    std::vector<int64_t> devices = s.meshes[m].devices();
+    if (std::is_sorted(devices.begin(), devices.end()))
+      continue;
+    std::sort(devices.begin(), devices.end());
+    FusionSpec c = s;
+    c.meshes[m] = DeviceMesh::create(s.meshes[m].shape(), devices);
+    push(std::move(c));
+  }
+  // Constant instead of symbolic sizes, then smaller sizes.
+  std::set<int> merged;
+  for (const TensorSpec &t : s.tensors)
+    if (t.mergeAt >= 0)
+      merged.insert(t.mergedDim);
+  for (size_t d = 0; d < s.dims.size(); ++d) {
+    if (s.dims[d].symbolic) {
+      FusionSpec c = s;
+      c.dims[d].symbolic = false;
+      push(std::move(c));
+    }
+    const int64_t e = s.dims[d].extent;
+    std::set<int64_t> smaller = {1, 2, e / 2, e - 1};
+    for (int64_t v : smaller)
+      if (v >= 1 && v < e && !merged.count(static_cast<int>(d))) {
+        FusionSpec c = s;
+        c.dims[d].extent = v;
+        push(std::move(c));
+      }
+  }
+  return out;
+}
+
+bool hasViolation(const OracleResult &r, const std::string &kind) {
+  return std::any_of(r.violations.begin(), r.violations.end(),
+                     [&](const Violation &v) { return v.kind == kind; });
+}
+
+} // namespace
+
+FusionSpec Oracle::minimize(const FusionSpec &spec, const std::string &kind, int budget) {
+  // Greedy: take the first edit that keeps the violation, then go on from
+  // the same position among the new spec's edits (the edits before it were
+  // just tried), until a whole round of edits fails or the budget is spent.
+  FusionSpec best = spec;
+  std::vector<FusionSpec> edits = candidateEdits(best);
+  size_t next = 0, failedInARow = 0;
+  while (budget-- > 0 && !edits.empty() && failedInARow < edits.size()) {
+    FusionSpec &c = edits[next % edits.size()];
+    if (hasViolation(run(c), kind)) {
+      best = std::move(c);
+      edits = candidateEdits(best);
+      failedInARow = 0;
+    } else {
+      ++next;
+      ++failedInARow;
+    }
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------
+// Reports.
+
+std::string describeVerdicts(const std::vector<EdgeVerdict> &verdicts) {
+  std::ostringstream os;
+  for (const EdgeVerdict &v : verdicts) {
+    os << edgeName(v) << " (" << v.exprName << "): " << v.lowering.str() << " "
+       << statusName(v.status);
+    if (!v.reason.empty())
+      os << " (" << v.reason << ")";
+    else if (v.counterexample && v.status != Status::Proved)
+      os << " (" << v.counterexample->message << ")";
+    os << "\n";
+    if (!v.compiler)
+      continue;
+    const CompilerVerdict &c = *v.compiler;
+    os << "  compiler: " << c.source << ", " << c.lowering.str() << ": "
+       << (c.status == Status::Proved    ? "confirmed"
+           : c.status == Status::Refuted ? "refuted"
+                                         : "unknown");
+    if (c.unnecessary)
+      os << " (unnecessary)";
+    if (c.counterexample)
+      os << " (" << c.counterexample->message << ")";
+    else if (!c.reason.empty())
+      os << " (" << c.reason << ")";
+    os << "\n";
+  }
+  return os.str();
+}
+
+std::string describeResult(const OracleResult &r) {
+  std::ostringstream os;
+  os << "seed " << r.spec.seed << " (" << (r.spec.hostIr ? "host IR" : "kernel") << ")";
+  Bindings b = specBindings(r.spec);
+  if (!b.empty())
+    os << ", sizes " << bindingsText(b);
+  os << "\nfeatures:";
+  for (const std::string &f : specFeatures(r.spec))
+    os << " " << f;
+  os << "\n--- fusion (nvFuser dump style) ---\n" << printFusion(r.fusion);
+  os << "--- verdicts ---\n" << describeVerdicts(r.verdicts);
+  os << "--- runs --- checker plan: " << r.checkerOutcome
+     << "; compiler plan: " << (r.compilerOutcome.empty() ? "-" : r.compilerOutcome) << "\n";
+  for (const std::string &line : r.runLog)
+    os << line << "\n";
+  for (const Violation &v : r.violations)
+    os << "VIOLATION " << v.kind << ": " << v.detail << "\n";
+  return os.str();
+}
+
+std::string reproducerText(const OracleResult &r, const std::string &kind) {
+  std::ostringstream os;
+  os << "// ORACLE-VIOLATION: " << kind << "\n";
+  os << "// SOURCE: tools/fusion-oracle, seed " << r.spec.seed << " ("
+     << (r.spec.hostIr ? "host IR" : "kernel") << "), minimized\n";
+  auto comment = [&](const std::string &label, const std::string &text) {
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);)
+      os << "// " << label << ": " << line << "\n";
+  };
+  comment("VERDICT", describeVerdicts(r.verdicts));
+  std::string runs;
+  for (const std::string &line : r.runLog)
+    runs += line + "\n";
+  comment("RUN", runs);
+  for (const Violation &v : r.violations)
+    comment("VIOLATION", v.kind + ": " + v.detail);
+  os << "\n" << printFusion(r.fusion);
+  return os.str();
+}
+
+} // namespace shardcheck::oracle

@@ -1,0 +1,112 @@
+// The end-to-end fusion oracle: random fusions checked, planned and run on
+// simulated devices, and compared exactly with the unsharded reference.
+//
+// For one fusion (a FusionSpec, tests/oracle/RandomFusions.h) the oracle:
+// 1. builds the fusion, prints it in nvFuser's dump style and reads it back
+//    (ir/reader) as check-sharding would, so that what is checked is exactly
+//    what a report shows; then asks shardcheck::Checker for every edge's
+//    verdict;
+// 2. when every edge is proved, builds the plan with the checker's lowerings
+//    (checker/PlanBuilder.h) and runs it on the sim backend with integer
+//    inputs in [-n, n] and exact comparison (RunOptions::integerInputs,
+//    exactComparison), once per seed (the second seed through the index-map
+//    compute GPU kernels use): anything but a match is a violation;
+// 3. when the fusion carries compiler choices (host IR Communications, and
+//    the resharding Sets and reductions nvFuser would lower) and every other
+//    edge is proved, builds the plan with the compiler's lowerings: if every
+//    choice is confirmed the run must match; if one is refuted, running it
+//    anyway at the counterexample's sizes must fail (a count error) or give
+//    wrong values with at least one of several seeds.
+// A violation carries a class key, e.g. `proved-wrong-values:Matmul/Allreduce`
+// or `refuted-runs-correctly:Allreduce`, and minimize() shrinks its spec
+// (drop expressions, cut tensors loose, shrink sizes, drop shardings,
+// allocation domains and mesh permutations) while the same class persists.
+//
+// The oracle shares none of the checker's reasoning: its only judge is the
+// executor's run against the reference evaluator (executor/Reference.h),
+// which knows nothing about shardings or collectives.
+//
+// It does not fix, excuse or second-guess verdicts, and it does not decide
+// which classes a test may tolerate (the test says so, visibly).
+#pragma once
+
+#include "checker/Checker.h"
+#include "tests/oracle/RandomFusions.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace shardcheck::oracle {
+
+struct OracleOptions {
+  unsigned timeoutMs = 20000; ///< Per SMT query; a timeout is `unknown`, never a violation.
+  int integerRange = 2;       ///< Inputs are integers uniform in [-n, n].
+  /// Seeds for a run that must match (the second with index-map compute).
+  std::vector<uint64_t> matchSeeds = {1, 2};
+  /// Seeds tried to expose a refuted compiler choice (it must fail on one).
+  int refutedSeeds = 4;
+};
+
+struct Violation {
+  std::string kind;   ///< The class key.
+  std::string detail; ///< The run outcome (or the error) in one line.
+};
+
+/// What happened to one fusion.
+struct OracleResult {
+  FusionSpec spec;
+  Fusion fusion; ///< As read back from its printed dump.
+  std::vector<EdgeVerdict> verdicts;
+  /// The checker's plan: `matched`, `not-proved`, `no-bindings`, `violation`
+  /// or `error` (the fusion could not be checked).
+  std::string checkerOutcome;
+  /// The compiler's plan: empty (no compiler choice), `skipped` (an unknown
+  /// choice, or other edges not proved), `confirmed-matched`,
+  /// `refuted-failed` (count error), `refuted-wrong-values`, `no-bindings`
+  /// or `violation`.
+  std::string compilerOutcome;
+  /// `T0 -> T2 Allreduce` for every edge of a fusion whose checker plan matched.
+  std::vector<std::string> matchedLowerings;
+  /// `Allgather confirmed` / `ReduceScatter refuted` per compiler choice.
+  std::vector<std::string> compilerChoices;
+  std::vector<Violation> violations;
+  /// Lines describing the runs (for the report).
+  std::vector<std::string> runLog;
+};
+
+class Oracle {
+public:
+  explicit Oracle(OracleOptions options = {});
+
+  /// Checks, plans and runs one fusion.
+  OracleResult run(const FusionSpec &spec);
+  /// A smaller spec whose result still has a violation of class `kind`,
+  /// trying at most `budget` candidate edits.
+  FusionSpec minimize(const FusionSpec &spec, const std::string &kind, int budget = 250);
+
+  const OracleOptions &options() const { return options_; }
+
+private:
+  void runCheckerPlan(OracleResult &r, const FusionGraph &graph);
+  void runCompilerPlan(OracleResult &r, const FusionGraph &graph);
+
+  OracleOptions options_;
+  Checker checker_;
+};
+
+/// The whole story of one result: seed, the fusion in nvFuser's dump style
+/// (ir/Printer.h), every edge verdict, the runs and the violations.
+std::string describeResult(const OracleResult &result);
+
+/// A reproducer file in the corpus's style (corpus/README.md): `//` lines
+/// naming the violation, the seed, every verdict and the runs, then the
+/// fusion in nvFuser's dump style, so that check-sharding reads it as is.
+std::string reproducerText(const OracleResult &result, const std::string &kind);
+
+/// One line per edge: `T0 -> T2 (matmul): Allreduce team=(0 1) proved`, and
+/// the compiler's choice with its verdict where there is one.
+std::string describeVerdicts(const std::vector<EdgeVerdict> &verdicts);
+
+} // namespace shardcheck::oracle
