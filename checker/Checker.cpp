@@ -330,7 +330,9 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
       ruleBroken.message = *violation;
       ruleBroken.rule = "communication-form";
     }
-    Outcome o = violation ? Outcome::refuted(ruleBroken) : ec.checkLowering(cv->lowering, /*compilerLowering=*/true, runtimeOf(expr));
+    Outcome o = violation
+                    ? Outcome::refuted(ruleBroken)
+                    : ec.checkLowering(cv->lowering, /*compilerLowering=*/true, runtimeOf(expr));
     switch (o.kind) {
     case Outcome::Kind::Proved:
       cv->status = Status::Proved;
@@ -454,8 +456,8 @@ void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &grap
     for (size_t i : edges) {
       operands.push_back(&graph.edges()[i]);
       CommKind k = verdicts[i].lowering.kind;
-      otherCollective = otherCollective || (!isReductionComm(k) && k != CommKind::None &&
-                                            k != CommKind::Alias);
+      otherCollective =
+          otherCollective || (!isReductionComm(k) && k != CommKind::None && k != CommKind::Alias);
     }
     for (size_t i : edges) {
       EdgeVerdict &v = verdicts[i];

@@ -128,8 +128,8 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
       auto v = value();
       if (!v || (*v != "checker" && *v != "compiler"))
         return bad("--plan-lowerings takes 'checker' or 'compiler'");
-      o.planLowerings = *v == "compiler" ? PlanRequest::Lowerings::Compiler
-                                         : PlanRequest::Lowerings::Checker;
+      o.planLowerings =
+          *v == "compiler" ? PlanRequest::Lowerings::Compiler : PlanRequest::Lowerings::Checker;
     } else if (a == "--fusion") {
       auto v = value();
       auto n = v ? parseCount(*v) : std::nullopt;
@@ -312,17 +312,19 @@ void emitPlanIfAsked(const Options &o, const Document &doc, size_t fi, const Fus
   size_t unverified = std::count_if(plan.steps.begin(), plan.steps.end(),
                                     [](const PlanStep &s) { return !s.verified(); });
   r.diags.add(Diagnostic{
-      Severity::Note, "plan",
+      Severity::Note,
+      "plan",
       "plan written to " + o.emitPlan + ": " + std::to_string(plan.steps.size()) + " step(s)" +
           (unverified ? ", " + std::to_string(unverified) +
                             " resting on a refuted or unknown verdict (run-plan refuses them "
                             "without --allow-unverified)"
                       : ", all proved"),
-      fusion.loc, {}});
+      fusion.loc,
+      {}});
 }
 
-FileResult checkFile(const std::string &path, const Options &o, Checker &checker,
-                     Summary &summary, bool &writeFailed) {
+FileResult checkFile(const std::string &path, const Options &o, Checker &checker, Summary &summary,
+                     bool &writeFailed) {
   FileResult r;
   r.file = path;
   Document doc;
@@ -334,8 +336,9 @@ FileResult checkFile(const std::string &path, const Options &o, Checker &checker
     return r;
   }
   if (!o.emitPlan.empty() && o.planFusion.value_or(0) >= doc.fusions.size()) {
-    r.diags.error("usage", "--fusion " + std::to_string(o.planFusion.value_or(0)) + ": " + path +
-                               " has " + std::to_string(doc.fusions.size()) + " fusion(s)",
+    r.diags.error("usage",
+                  "--fusion " + std::to_string(o.planFusion.value_or(0)) + ": " + path + " has " +
+                      std::to_string(doc.fusions.size()) + " fusion(s)",
                   SourceLoc{path, 0, 0});
     r.unreadable = true;
     return r;

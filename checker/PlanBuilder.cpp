@@ -1,6 +1,8 @@
 // Building a plan from a checked fusion; see PlanBuilder.h.
 #include "checker/PlanBuilder.h"
 
+#include "checker/ExprChecker.h"
+
 #include "ir/Constraints.h"
 #include "util/Sha256.h"
 #include "util/Version.h"
@@ -13,7 +15,9 @@ namespace shardcheck {
 
 namespace {
 
-std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
+std::string tensorName(TensorNum t) {
+  return "T" + std::to_string(t);
+}
 
 std::vector<IdNum> shardingIds(const Fusion &f, const TensorView &tv) {
   std::vector<IdNum> r;
@@ -61,8 +65,9 @@ std::vector<Extent> globalShape(const Fusion &f, const TensorView &tv) {
   std::vector<Extent> shape;
   for (IdNum id : dataLogicalIds(f, tv)) {
     const IterDomain &d = f.id(id);
-    shape.push_back(d.expandedExtent ? *d.expandedExtent
-                                     : d.isBroadcast() ? Extent::constant(1) : d.extent);
+    shape.push_back(d.expandedExtent  ? *d.expandedExtent
+                    : d.isBroadcast() ? Extent::constant(1)
+                                      : d.extent);
   }
   return shape;
 }
@@ -83,8 +88,7 @@ class Builder {
 public:
   Builder(const Fusion &f, const FusionGraph &g, const std::vector<EdgeVerdict> &verdicts,
           const PlanRequest &request)
-      : f_(f), g_(g), verdicts_(verdicts), request_(request),
-        sha_(sha256Hex(request.inputText)) {}
+      : f_(f), g_(g), verdicts_(verdicts), request_(request), sha_(sha256Hex(request.inputText)) {}
 
   Plan build();
 
@@ -107,6 +111,9 @@ private:
   void planCompute(size_t expr, const std::vector<Chosen> &chosen);
   /// Steps moving the producer of `c` into buffer `target` by its lowering.
   void planCollective(const Chosen &c, const std::string &target);
+  /// An Allgather of the producer of `c` into a new temporary ([n, local
+  /// shape] per member); returns its name.
+  std::string gatherInto(const Chosen &c, const std::string &target);
 
   std::vector<int64_t> devicesOf(TensorNum t) const {
     const TensorView &tv = f_.tensor(t);
@@ -182,8 +189,8 @@ Builder::Chosen Builder::choose(size_t edgeIndex) const {
       c.verdict.detail = v.compiler->reason;
   } else {
     if (!v.steps.empty())
-      throw PlanError(c.verdict.edge + " needs a two-step decomposition (" +
-                          v.lowering.str() + "); plans do not express decompositions yet",
+      throw PlanError(c.verdict.edge + " needs a two-step decomposition (" + v.lowering.str() +
+                          "); plans do not express decompositions yet",
                       loc);
     c.lowering = v.lowering;
     c.verdict.status = planStatus(v.status);
@@ -221,9 +228,9 @@ void Builder::addTensors() {
   for (const auto &[t, tv] : f_.tensors) {
     PlanTensor pt;
     pt.tensor = t;
-    pt.role = outputs.count(t)                              ? "output"
+    pt.role = outputs.count(t)                         ? "output"
               : inputs.count(t) || !f_.producerExpr(t) ? "input"
-                                                            : "intermediate";
+                                                       : "intermediate";
     pt.shape = globalShape(f_, tv);
     pt.sharding = f_.tensorStr(t);
     plan_.tensors.push_back(pt);
@@ -299,6 +306,26 @@ PlanStep Builder::collectiveStep(const std::string &name, const std::vector<Team
   return s;
 }
 
+std::string Builder::gatherInto(const Chosen &c, const std::string &target) {
+  PlanBuffer temp;
+  temp.tensor = c.edge->producer;
+  temp.dtype = f_.tensor(c.edge->producer).dtype;
+  temp.name = uniqueName(target + ".gathered");
+  temp.kind = BufferKind::Gathered;
+  std::vector<Extent> producerShape = localShape(f_, f_.tensor(c.edge->producer));
+  for (const Team &t : c.lowering.teams) {
+    temp.teams.push_back(PlanTeam{t.devices, t.root, t.pairs});
+    std::vector<Extent> shape{Extent::constant(static_cast<int64_t>(t.devices.size()))};
+    shape.insert(shape.end(), producerShape.begin(), producerShape.end());
+    for (int64_t d : t.devices)
+      temp.local.push_back(PlanLocal{d, shape});
+  }
+  std::string name = addBuffer(temp).name;
+  addStep(collectiveStep("Allgather", c.lowering.teams, tensorName(c.edge->producer), name,
+                         {c.verdict}));
+  return name;
+}
+
 void Builder::planCollective(const Chosen &c, const std::string &target) {
   const Lowering &l = c.lowering;
   std::string producer = tensorName(c.edge->producer);
@@ -323,17 +350,7 @@ void Builder::planCollective(const Chosen &c, const std::string &target) {
   for (const PlanLocal &l2 : targetBuffer->local)
     copy.devices.push_back(l2.device);
   if (l.kind == CommKind::Allgather) {
-    temp.name = uniqueName(target + ".gathered");
-    temp.kind = BufferKind::Gathered;
-    for (const Team &t : l.teams) {
-      std::vector<Extent> shape{Extent::constant(static_cast<int64_t>(t.devices.size()))};
-      shape.insert(shape.end(), producerShape.begin(), producerShape.end());
-      for (int64_t d : t.devices)
-        temp.local.push_back(PlanLocal{d, shape});
-    }
-    std::string name = addBuffer(temp).name;
-    addStep(collectiveStep("Allgather", l.teams, producer, name, rests));
-    copy.inputs = {name};
+    copy.inputs = {gatherInto(c, target)};
     addStep(copy);
     return;
   }
@@ -438,7 +455,8 @@ void Builder::planReduction(size_t expr, const std::vector<Chosen> &chosen) {
     compute.devices.push_back(pl.device);
   compute.restsOn = rests;
   addStep(compute);
-  PlanStep coll = collectiveStep(commKindName(l.kind), l.teams, partialName, tensorName(out), rests);
+  PlanStep coll =
+      collectiveStep(commKindName(l.kind), l.teams, partialName, tensorName(out), rests);
   coll.reduceOp = op;
   addStep(coll);
   // The initial value of a reduction, or a linear's bias, is applied once,
@@ -496,6 +514,12 @@ void Builder::planCompute(size_t expr, const std::vector<Chosen> &chosen) {
     CommKind k = c.lowering.kind;
     if (k == CommKind::None || k == CommKind::Alias)
       continue; // The consumer reads the producer's own buffer.
+    if (k == CommKind::Allgather && isReductionEdge(f_, *c.edge)) {
+      // A consumer slot of a reduction needs many producer elements, so no
+      // view lays them out per slot: the compute reads the gathered buffer.
+      compute.inputs[c.edge->operandIndex] = gatherInto(c, tensorName(out));
+      continue;
+    }
     PlanBuffer view;
     view.name = uniqueName(tensorName(c.edge->producer) + "@" + tensorName(out));
     view.kind = BufferKind::View;
@@ -517,16 +541,14 @@ void Builder::planCompute(size_t expr, const std::vector<Chosen> &chosen) {
 void Builder::planExpr(size_t expr) {
   const Expr &e = f_.exprs[expr];
   if (e.outputs.size() != 1)
-    throw PlanError("expressions with " + std::to_string(e.outputs.size()) +
-                        " outputs are not planned",
-                    e.loc);
+    throw PlanError(
+        "expressions with " + std::to_string(e.outputs.size()) + " outputs are not planned", e.loc);
   std::vector<Chosen> chosen;
   for (size_t i = 0; i < g_.edges().size(); ++i)
     if (g_.edges()[i].expr == expr)
       chosen.push_back(choose(i));
-  bool reduces = std::any_of(chosen.begin(), chosen.end(), [](const Chosen &c) {
-    return isReductionComm(c.lowering.kind);
-  });
+  bool reduces = std::any_of(chosen.begin(), chosen.end(),
+                             [](const Chosen &c) { return isReductionComm(c.lowering.kind); });
   if (reduces)
     planReduction(expr, chosen);
   else if (isCopyKind(e.kind) && chosen.size() == 1)
@@ -541,8 +563,7 @@ Plan Builder::build() {
   plan_.inputFile = request_.inputFile;
   plan_.inputSha256 = sha_;
   plan_.fusionIndex = request_.fusionIndex;
-  plan_.lowerings =
-      request_.lowerings == PlanRequest::Lowerings::Compiler ? "compiler" : "checker";
+  plan_.lowerings = request_.lowerings == PlanRequest::Lowerings::Compiler ? "compiler" : "checker";
   plan_.devices = fusionDevices(f_, request_.devices);
   plan_.fusion = f_;
   addTensors();

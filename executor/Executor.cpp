@@ -7,8 +7,8 @@
 
 #include "executor/BufferMap.h"
 #include "executor/LocalCompute.h"
-#include "executor/RunSupport.h"
 #include "executor/Random.h"
+#include "executor/RunSupport.h"
 #include "ir/FusionGraph.h"
 
 #include <algorithm>
@@ -49,9 +49,8 @@ void SimBackend::allToAllv(const std::vector<int64_t> &team,
 }
 
 bool RunReport::matches() const {
-  return !failure && std::all_of(tensors.begin(), tensors.end(), [](const TensorCheck &t) {
-           return t.comparison.matches();
-         });
+  return !failure && std::all_of(tensors.begin(), tensors.end(),
+                                 [](const TensorCheck &t) { return t.comparison.matches(); });
 }
 
 std::string RunReport::outcome() const {
@@ -64,7 +63,9 @@ std::string RunReport::outcome() const {
 
 namespace {
 
-std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
+std::string tensorName(TensorNum t) {
+  return "T" + std::to_string(t);
+}
 
 class PlanRun {
 public:
@@ -238,8 +239,8 @@ void PlanRun::runCompute(const PlanStep &step) {
     }
     const auto &elements = map_->elements(out, d);
     for (size_t o = 0; o < elements.size(); ++o)
-      (*target)[o] = elements[o] == kNoElement ? 0.0
-                                               : roundToDtype(result.data()[elements[o]], out.dtype);
+      (*target)[o] =
+          elements[o] == kNoElement ? 0.0 : roundToDtype(result.data()[elements[o]], out.dtype);
   }
   if (out.kind == BufferKind::Tensor)
     written_.insert(out.tensor);
@@ -277,10 +278,9 @@ void PlanRun::runAlias(const PlanStep &step) {
     size_t have = in == storage_.end() ? 0 : in->second->size();
     if (needed != have)
       throw StepFailure{"count-error", "alias " + step.inputs[0] + " -> " + step.output +
-                                           " on device " + std::to_string(d) + ": " +
-                                           step.output + " needs " + std::to_string(needed) +
-                                           " element(s) but " + step.inputs[0] + " holds " +
-                                           std::to_string(have)};
+                                           " on device " + std::to_string(d) + ": " + step.output +
+                                           " needs " + std::to_string(needed) + " element(s) but " +
+                                           step.inputs[0] + " holds " + std::to_string(have)};
     target->second = in->second; // The same storage: zero copies.
   }
   if (out.kind == BufferKind::Tensor)
@@ -365,9 +365,8 @@ void PlanRun::runStep(const PlanStep &step, StepReport &report) {
 }
 
 void PlanRun::runSteps() {
-  runStepsInOrder(plan_, backend_, report_, [this](size_t, const PlanStep &step, StepReport &r) {
-    runStep(step, r);
-  });
+  runStepsInOrder(plan_, backend_, report_,
+                  [this](size_t, const PlanStep &step, StepReport &r) { runStep(step, r); });
 }
 
 void PlanRun::validate() {
@@ -381,8 +380,7 @@ void PlanRun::validate() {
     for (const PlanLocal &l : b->local)
       if (SimBuffer *s = storage(b->name, l.device))
         buffers[l.device] = *s;
-    report_.tensors.push_back(
-        checkTensor(plan_, *map_, reference_, tolerances, t, buffers, local));
+    report_.tensors.push_back(checkTensor(plan_, *map_, reference_, tolerances, t, buffers, local));
   }
 }
 

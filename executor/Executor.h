@@ -180,10 +180,11 @@ struct RunOptions {
   /// the same plan is then checked at smaller bindings.
   bool check = true;
   /// Exact runs (the fusion oracle, tests/oracle/): floating inputs are
-  /// integers uniform in [-integerInputs, integerInputs] when it is > 0, and
-  /// with exactComparison every tensor must equal the reference exactly
-  /// (tolerance 0), so that one missing or doubled term of a sum shows. The
-  /// host backends (sim, mpi) honour both; the nccl backend ignores them.
+  /// nonzero integers uniform in [-integerInputs, integerInputs] when it is
+  /// > 0, and with exactComparison every tensor must equal the reference
+  /// exactly (tolerance 0), so that one missing or doubled term of a sum
+  /// shows. The host backends (sim, mpi) honour both; the nccl backend
+  /// ignores them.
   int integerInputs = 0;
   bool exactComparison = false;
   /// After the first run (and its check), run the whole plan again, timed

@@ -14,7 +14,9 @@ namespace shardcheck {
 
 namespace {
 
-std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
+std::string tensorName(TensorNum t) {
+  return "T" + std::to_string(t);
+}
 
 /// Where each element sits in a buffer on one device.
 std::unordered_map<int64_t, int64_t> slotsByElement(const std::vector<int64_t> &elements) {
@@ -27,12 +29,11 @@ std::unordered_map<int64_t, int64_t> slotsByElement(const std::vector<int64_t> &
 
 ReduceOp reduceOpOf(const Expr &e) {
   std::string op = reductionOperatorOf(e);
-  return op == "prod" ? ReduceOp::Prod
+  return op == "prod"  ? ReduceOp::Prod
          : op == "max" ? ReduceOp::Max
          : op == "min" ? ReduceOp::Min
                        : ReduceOp::Sum;
 }
-
 
 /// A reduction's starting value: its printed initial value, else identity.
 double initialValue(const Expr &e, ReduceOp op, const Bindings &symbols) {
@@ -211,8 +212,8 @@ LocalOperand Builder::elementwiseOperand(size_t i) const {
   if (!expr_.inputs[i].tensor) {
     auto v = parseScalar(expr_.inputs[i].scalar, symbols_);
     if (!v)
-      throwInputError("bad-scalar", "no value for the scalar operand `" + expr_.inputs[i].scalar +
-                                        "`",
+      throwInputError("bad-scalar",
+                      "no value for the scalar operand `" + expr_.inputs[i].scalar + "`",
                       expr_.loc);
     op.scalar = *v;
     return op;
@@ -342,7 +343,8 @@ LocalCompute Builder::epilogue() {
   LocalCompute c;
   c.form = LocalCompute::Form::Epilogue;
   c.op = reduceOpOf(expr_);
-  c.init = expr_.kind == OpKind::Reduction ? initialValue(expr_, c.op, symbols_) : reduceIdentity(c.op);
+  c.init =
+      expr_.kind == OpKind::Reduction ? initialValue(expr_, c.op, symbols_) : reduceIdentity(c.op);
   if (expr_.kind == OpKind::Linear && expr_.inputs.size() == 3)
     c.bias = elementwiseOperand(2);
   return c;
@@ -364,7 +366,6 @@ LocalCompute Builder::build() {
   c.outputSlots = static_cast<int64_t>(outElements().size());
   return c;
 }
-
 
 /// The element rule of a non-reducing expression on operand values.
 std::function<double(const std::vector<double> &)> elementRule(const Expr &e, DataType out) {

@@ -23,8 +23,10 @@ double randomValue(DataType dtype, std::mt19937_64 &rng, int integerRange) {
     return u < 0.5 ? 0.0 : 1.0;
   if (isIntegralDtype(dtype))
     return isUnsigned(dtype) ? std::floor(u * 8.0) : std::floor(u * 16.0) - 8.0;
-  if (integerRange > 0) // Small integers are exact in every floating dtype.
-    return std::floor(u * (2 * integerRange + 1)) - integerRange;
+  if (integerRange > 0) { // Small nonzero integers: exact in every floating dtype.
+    double k = std::floor(u * (2 * integerRange)); // 0 .. 2n-1
+    return k < integerRange ? k - integerRange : k - integerRange + 1;
+  }
   // Rounding may carry values just below 1 up to 1; keep them in [-1, 1).
   double v = roundToDtype(2.0 * u - 1.0, dtype);
   return v >= 1.0 ? largestBelowOne(dtype) : v;

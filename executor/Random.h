@@ -9,10 +9,11 @@
 // Floating tensors get values in [-1, 1) rounded to their dtype (kept below
 // 1 after rounding); integer tensors get small integers (-8..7, or 0..7 when
 // unsigned) so that integer ops are not degenerate; bool tensors get 0 or 1.
-// On request (`integerRange` n > 0) floating tensors get integers uniform in
-// [-n, n] instead, so that sums and products of a few of them are exact in
-// double and a sharded run can be compared with the reference exactly (the
-// fusion oracle, tests/oracle/, does that).
+// On request (`integerRange` n > 0) floating tensors get nonzero integers
+// uniform in [-n, n] instead, so that sums and products of a few of them are
+// exact in double and a sharded run can be compared with the reference
+// exactly (the fusion oracle, tests/oracle/, does that); zero is left out so
+// that a product over many elements is not zero whatever the run did.
 // This file does not shard or distribute inputs.
 #pragma once
 
@@ -30,7 +31,7 @@ namespace shardcheck {
 double uniformUnit(std::mt19937_64 &rng);
 
 /// A tensor of `shape` and `dtype` filled from `rng` in row-major order;
-/// with `integerRange` n > 0, floating values are integers in [-n, n].
+/// with `integerRange` n > 0, floating values are nonzero integers in [-n, n].
 HostTensor randomTensor(const std::vector<int64_t> &shape, DataType dtype, std::mt19937_64 &rng,
                         int integerRange = 0);
 

@@ -12,7 +12,9 @@ namespace shardcheck {
 
 namespace {
 
-std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
+std::string tensorName(TensorNum t) {
+  return "T" + std::to_string(t);
+}
 
 std::string devicesStr(const std::vector<int64_t> &v) {
   std::string s = "(";
@@ -28,9 +30,9 @@ void refuseUnverifiedSteps(const Plan &plan, bool allowUnverified) {
     const PlanStep &s = plan.steps[i];
     for (const PlanVerdict &v : s.restsOn)
       if (v.status != PlanStatus::Proved && !allowUnverified)
-        throw PlanRefused("step " + std::to_string(i) + " rests on a " +
-                          planStatusName(v.status) + " verdict: " + v.edge + " by " + v.claim +
-                          " (" + v.source + (v.detail.empty() ? "" : ": " + v.detail) +
+        throw PlanRefused("step " + std::to_string(i) + " rests on a " + planStatusName(v.status) +
+                          " verdict: " + v.edge + " by " + v.claim + " (" + v.source +
+                          (v.detail.empty() ? "" : ": " + v.detail) +
                           "); run it anyway with --allow-unverified");
   }
 }
@@ -76,8 +78,8 @@ TensorCheck checkTensor(const Plan &plan, const BufferMap &map, const ReferenceR
                         const std::vector<int64_t> &localDevices) {
   const auto &outputs = plan.fusion.outputs;
   bool output = std::find(outputs.begin(), outputs.end(), t) != outputs.end();
-  TensorCheck check{compareWithReference(map.layout(t), reference.value(t), buffers,
-                                         tensorName(t), tolerances.of(t), &localDevices),
+  TensorCheck check{compareWithReference(map.layout(t), reference.value(t), buffers, tensorName(t),
+                                         tolerances.of(t), &localDevices),
                     output ? "output" : "intermediate"};
   check.comparison.tensor = t;
   check.comparison.dtype = plan.fusion.tensor(t).dtype;
@@ -163,10 +165,9 @@ std::vector<int64_t> copyGather(const Plan &plan, const BufferMap &map, const Pl
     int64_t x = intoConsumer ? map.neededElement(*step.expr, *step.operand, slot) : slot;
     auto it = slotOf.find(x);
     if (it == slotOf.end())
-      throw LocalComputeError("copy into \"" + out.name + "\" on device " +
-                              std::to_string(device) + ": " + tensorName(in.tensor) +
-                              " element " + std::to_string(x) + " is not in \"" + in.name +
-                              "\" on that device");
+      throw LocalComputeError("copy into \"" + out.name + "\" on device " + std::to_string(device) +
+                              ": " + tensorName(in.tensor) + " element " + std::to_string(x) +
+                              " is not in \"" + in.name + "\" on that device");
     slot = it->second;
   }
   return gather;
@@ -180,8 +181,8 @@ std::string describeStep(const Plan &plan, const PlanStep &s) {
     std::string operands;
     for (size_t i = 0; i < s.inputs.size(); ++i)
       operands += (i ? ", " : "") + (s.inputs[i].empty() ? e.inputs[i].scalar : s.inputs[i]);
-    std::string mode = s.mode == ComputeMode::Whole ? "" : std::string(" [") +
-                                                              computeModeName(s.mode) + "]";
+    std::string mode =
+        s.mode == ComputeMode::Whole ? "" : std::string(" [") + computeModeName(s.mode) + "]";
     return s.output + " = " + e.op + "(" + operands + ")" + mode;
   }
   case StepKind::Collective: {
@@ -235,9 +236,7 @@ int64_t collectiveBytesMoved(const SimCollectiveCall &call, const std::map<int64
     return it == m.end() ? 0 : it->second;
   };
   int64_t n = static_cast<int64_t>(call.team.size());
-  auto isMember = [&](int64_t d) {
-    return std::count(call.team.begin(), call.team.end(), d) > 0;
-  };
+  auto isMember = [&](int64_t d) { return std::count(call.team.begin(), call.team.end(), d) > 0; };
   int64_t values = 0;
   switch (call.kind) {
   case SimCollective::Allgather: // Every member receives the others' chunks.

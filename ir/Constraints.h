@@ -24,7 +24,7 @@ namespace shardcheck {
 struct SizeConstraint {
   enum class Kind { Divisible, Equal, Positive };
   Kind kind = Kind::Positive;
-  Extent lhs, rhs; ///< Divisible: lhs % rhs == 0; Equal: lhs == rhs; Positive: lhs >= 1.
+  Extent lhs, rhs;  ///< Divisible: lhs % rhs == 0; Equal: lhs == rhs; Positive: lhs >= 1.
   std::string text; ///< `i0 % 2 == 0`, `ceilDiv(i0, 4) == 2`.
 };
 

@@ -255,7 +255,7 @@ DomainMap computeDomainMap(const Fusion &fusion, const Expr &expr, size_t operan
                                                : PointwiseArity::Ternary;
     if (!isPointwiseOp(expr.op, arity))
       return MapBuilder(fusion, c, p)
-          .unsupported(std::string("shardcheck has no element-wise rule for `") + expr.op + "`");
+          .unsupported(std::string("shardcheck has no rule for `") + expr.op + "`");
     return positional(fusion, expr, producer, consumer, c, p);
   }
   case OpKind::Other:

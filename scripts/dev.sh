@@ -16,7 +16,7 @@ JOBS="${JOBS:-$(nproc)}"
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libz3-dev libboost-graph-dev nlohmann-json3-dev libgtest-dev
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev ccache
 )
 
 deps() {
@@ -33,9 +33,17 @@ deps() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+# ccache keeps compiled objects across clones (CI builds a fresh clone on the
+# machine the commit was developed on): paths are made relative to the
+# checkout so that another clone's objects hit.
 build() {
   local dir="$1"; shift
-  cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  local launcher=()
+  if command -v ccache >/dev/null; then
+    export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "$@" >/dev/null
   cmake --build "$dir" -j "$JOBS"
 }
 

@@ -15,6 +15,7 @@
 #include "checker/bruteforce/BruteForce.h"
 #include "checker/bruteforce/RandomEdges.h"
 #include "ir/reader/DumpReader.h"
+#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 

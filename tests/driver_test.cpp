@@ -1,6 +1,7 @@
 // check-sharding's command-line contract (DESIGN section 6): flags, exit
 // statuses, located errors for bad input, the JSON document's shape.
 #include "checker/Driver.h"
+#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -146,15 +146,15 @@ TEST(ExprCrossCheck, PartialsAgreeWithBruteForce) {
         ++refuted;
       } else if (smt.kind == Outcome::Kind::Proved || smt.kind == Outcome::Kind::Refuted ||
                  brute.holds() || brute.fails()) {
-        bool bothDecided = (smt.kind == Outcome::Kind::Proved ||
-                            smt.kind == Outcome::Kind::Refuted) &&
-                           (brute.holds() || brute.fails());
+        bool bothDecided =
+            (smt.kind == Outcome::Kind::Proved || smt.kind == Outcome::Kind::Refuted) &&
+            (brute.holds() || brute.fails());
         if (bothDecided)
           ADD_FAILURE() << what << ": SMT " << outcomeKindName(smt.kind) << " ("
                         << (smt.counterexample ? smt.counterexample->message : smt.reason)
                         << ") but brute force " << bruteforce::bruteOutcomeName(brute.outcome)
-                        << " (" << (brute.counterexample ? brute.counterexample->message
-                                                         : brute.reason)
+                        << " ("
+                        << (brute.counterexample ? brute.counterexample->message : brute.reason)
                         << ")";
         else
           ++inconclusive;

@@ -3,6 +3,7 @@
 // file runs through runCheckSharding --format json, exactly as the tool does,
 // and every stated expectation is checked against the JSON document.
 #include "checker/Driver.h"
+#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

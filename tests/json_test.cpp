@@ -5,6 +5,7 @@
 // The corpus round trip (dump -> IR -> JSON -> IR) is in roundtrip_test.cpp.
 #include "ir/Json.h"
 #include "ir/Printer.h"
+#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

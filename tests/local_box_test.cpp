@@ -15,6 +15,7 @@
 #include "executor/LocalCompute.h"
 #include "ir/FusionBuilder.h"
 #include "ir/reader/DumpReader.h"
+#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 
@@ -170,8 +171,8 @@ TEST(DenseCompute, MegatronMlpBlockIsDenseThroughout) {
       auto c = buildDenseCompute(plan, step, d, symbols);
       ASSERT_TRUE(c) << step.output << " on device " << d;
       if (c->form == LocalCompute::Form::Gemm) {
-        forms.push_back(step.output + " gemm " + std::to_string(c->m) + "x" +
-                        std::to_string(c->n) + "x" + std::to_string(c->k));
+        forms.push_back(step.output + " gemm " + std::to_string(c->m) + "x" + std::to_string(c->n) +
+                        "x" + std::to_string(c->k));
         EXPECT_TRUE(c->transposeB) << "a linear multiplies by the weight transposed";
       } else {
         ASSERT_EQ(c->form, LocalCompute::Form::Elementwise);
@@ -181,9 +182,9 @@ TEST(DenseCompute, MegatronMlpBlockIsDenseThroughout) {
       }
     }
   }
-  EXPECT_EQ(forms, (std::vector<std::string>{"T2 gemm 8x5x6", "T2 gemm 8x5x6",
-                                             "T3 elementwise 40", "T3 elementwise 40",
-                                             "T5.partial gemm 8x6x5", "T5.partial gemm 8x6x5"}));
+  EXPECT_EQ(forms, (std::vector<std::string>{"T2 gemm 8x5x6", "T2 gemm 8x5x6", "T3 elementwise 40",
+                                             "T3 elementwise 40", "T5.partial gemm 8x6x5",
+                                             "T5.partial gemm 8x6x5"}));
 }
 
 } // namespace

@@ -31,17 +31,18 @@
 #include "ir/plan/Plan.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/Remesh.h"
+#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <cmath>
 #include <map>
 #include <random>
 #include <set>
@@ -384,8 +385,8 @@ std::vector<std::string> denseAgreement(const Plan &plan, const Bindings &symbol
     for (const PlanLocal &l : b.local)
       if (auto box = bufferBoxOf(plan, b, symbols, l.device);
           box && boxElements(*box) != map.elements(b, l.device))
-        failures.push_back("the box of \"" + b.name + "\" on device " +
-                           std::to_string(l.device) + " lists other elements than its layout");
+        failures.push_back("the box of \"" + b.name + "\" on device " + std::to_string(l.device) +
+                           " lists other elements than its layout");
   std::mt19937_64 rng(7);
   int denseForms = 0, forms = 0;
   for (const PlanStep &step : plan.steps) {
@@ -408,8 +409,8 @@ std::vector<std::string> denseAgreement(const Plan &plan, const Bindings &symbol
       std::map<std::string, std::vector<double>> values;
       for (const std::string &name : step.inputs)
         if (!name.empty())
-          for (double &v : values[name] = std::vector<double>(
-                   map.elements(*plan.buffer(name), d).size()))
+          for (double &v :
+               values[name] = std::vector<double>(map.elements(*plan.buffer(name), d).size()))
             v = std::ldexp(static_cast<double>(rng() % 2048) - 1024, -10);
       auto run = [&](const LocalCompute &c) {
         auto copy = values;
@@ -430,8 +431,8 @@ std::vector<std::string> denseAgreement(const Plan &plan, const Bindings &symbol
                            ": the dense form computes other values than the index form");
     }
   }
-  std::cout << "DENSE-FORMS " << plan.inputFile << " fusion " << plan.fusionIndex << ": " << denseForms << " of " << forms
-            << " compute steps x devices\n";
+  std::cout << "DENSE-FORMS " << plan.inputFile << " fusion " << plan.fusionIndex << ": "
+            << denseForms << " of " << forms << " compute steps x devices\n";
   return failures;
 }
 

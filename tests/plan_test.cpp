@@ -13,13 +13,14 @@
 #include "executor/Executor.h"
 #include "executor/RunPlan.h"
 #include "ir/reader/DumpReader.h"
+#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <iostream>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <sstream>
 
@@ -36,9 +37,8 @@ std::string readText(const std::string &path) {
 }
 
 /// The plan of fusion `index` of a corpus file.
-Plan planOf(const std::string &file, PlanRequest::Lowerings lowerings =
-                                         PlanRequest::Lowerings::Checker,
-            size_t index = 0) {
+Plan planOf(const std::string &file,
+            PlanRequest::Lowerings lowerings = PlanRequest::Lowerings::Checker, size_t index = 0) {
   Document doc = readDocumentFile(corpusPath(file));
   const Fusion &fusion = doc.fusions.at(index);
   DiagnosticEngine diags;
@@ -157,9 +157,9 @@ TEST(PlanBuild, ReductionIsPartialCollectiveAndEpilogue) {
   Plan plan = planOf("op_linear_megatron_mlp.txt");
   std::vector<std::string> kinds;
   for (const PlanStep &s : plan.steps)
-    kinds.push_back(s.kind == StepKind::Compute ? computeModeName(s.mode)
-                                                : s.kind == StepKind::Collective ? s.collective
-                                                                                 : "other");
+    kinds.push_back(s.kind == StepKind::Compute      ? computeModeName(s.mode)
+                    : s.kind == StepKind::Collective ? s.collective
+                                                     : "other");
   // linear, cast, relu, cast, then the row-parallel linear: partial + Allreduce.
   std::vector<std::string> expected = {"whole", "whole", "whole", "whole", "partial", "Allreduce"};
   EXPECT_EQ(kinds, expected);
@@ -175,9 +175,10 @@ TEST(PlanBuild, UnsupportedEdgeIsAPlanError) {
 // ------------------------------------------------------------ JSON
 
 TEST(PlanJson, RoundTripIsExact) {
-  for (const char *file : {"rule_alltoall_binary_op_needs_permute.txt",
-                           "op_linear_sequence_parallel_reducescatter.txt",
-                           "rule_allgather_1d_loopsplit_symbolic.txt", "mesh2d_stage_handoffs.txt"}) {
+  for (const char *file :
+       {"rule_alltoall_binary_op_needs_permute.txt",
+        "op_linear_sequence_parallel_reducescatter.txt", "rule_allgather_1d_loopsplit_symbolic.txt",
+        "mesh2d_stage_handoffs.txt"}) {
     SCOPED_TRACE(file);
     std::string text = planToJsonText(planOf(file));
     Plan back = planFromJsonText(text, "x.json");
@@ -220,7 +221,8 @@ TEST(PlanJson, InconsistenciesAreLocatedErrors) {
       {"unknown field", [](auto &j) { j["extra"] = 1; }, "unknown field \"extra\""},
       {"undefined buffer", [](auto &j) { j["steps"][0]["inputs"][0] = "T99x"; },
        "no buffer is called \"T99x\""},
-      {"count", [](auto &j) { j["steps"][0]["counts"][0]["out"] = 7; }, "is not the size of buffer"},
+      {"count", [](auto &j) { j["steps"][0]["counts"][0]["out"] = 7; },
+       "is not the size of buffer"},
       {"team device", [](auto &j) { j["steps"][0]["teams"][0]["devices"][0] = 42; },
        "team device 42 is not a device of the plan"},
       {"step device", [](auto &j) { j["steps"][0]["devices"][0] = 42; },
@@ -300,10 +302,11 @@ CliResult runCli(const std::vector<std::string> &args) {
 }
 
 TEST(RunPlanCli, ExitStatusesAndReport) {
-  std::string good = writeTemp("good.json", planToJsonText(planOf("rule_allgather_1d_logical.txt")));
+  std::string good =
+      writeTemp("good.json", planToJsonText(planOf("rule_allgather_1d_logical.txt")));
   std::string refuted = writeTemp(
-      "refuted.json", planToJsonText(planOf("seed_repro1_after_resharding.txt",
-                                            PlanRequest::Lowerings::Compiler)));
+      "refuted.json",
+      planToJsonText(planOf("seed_repro1_after_resharding.txt", PlanRequest::Lowerings::Compiler)));
   std::string report = (tempDir() / "report.json").string();
 
   CliResult ok = runCli({"--seed", "7", "--report", report, good});
@@ -321,8 +324,7 @@ TEST(RunPlanCli, ExitStatusesAndReport) {
 
   CliResult failed = runCli({"--allow-unverified", "--report", report, refuted});
   EXPECT_EQ(failed.status, 1);
-  EXPECT_NE(failed.err.find("all buffers must have the same number of elements"),
-            std::string::npos)
+  EXPECT_NE(failed.err.find("all buffers must have the same number of elements"), std::string::npos)
       << failed.err;
   EXPECT_NE(failed.out.find("FAILED at step 0 (count-error"), std::string::npos) << failed.out;
   EXPECT_EQ(nlohmann::json::parse(readText(report))["outcome"], "count-error");
@@ -345,12 +347,12 @@ TEST(RunPlanCli, ExitStatusesAndReport) {
 }
 
 TEST(RunPlanCli, RepeatTimesEveryStepAfterTheCheckedRun) {
-  std::string good = writeTemp("good.json", planToJsonText(planOf("rule_allgather_1d_logical.txt")));
+  std::string good =
+      writeTemp("good.json", planToJsonText(planOf("rule_allgather_1d_logical.txt")));
   std::string report = (tempDir() / "timed.json").string();
   CliResult timed = runCli({"--warmup", "1", "--repeat", "3", "--report", report, good});
   EXPECT_EQ(timed.status, 0) << timed.out << timed.err;
-  EXPECT_NE(timed.out.find("timing: 3 timed run(s) of each kind after 1 warmup"),
-            std::string::npos)
+  EXPECT_NE(timed.out.find("timing: 3 timed run(s) of each kind after 1 warmup"), std::string::npos)
       << timed.out;
   EXPECT_NE(timed.out.find("result: match"), std::string::npos) << timed.out;
   nlohmann::json r = nlohmann::json::parse(readText(report));
@@ -364,7 +366,8 @@ TEST(RunPlanCli, RepeatTimesEveryStepAfterTheCheckedRun) {
 }
 
 TEST(RunPlanCli, NoCheckRunsEveryStepAndComparesNothing) {
-  std::string good = writeTemp("good.json", planToJsonText(planOf("rule_allgather_1d_logical.txt")));
+  std::string good =
+      writeTemp("good.json", planToJsonText(planOf("rule_allgather_1d_logical.txt")));
   std::string report = (tempDir() / "unchecked.json").string();
   CliResult unchecked = runCli({"--no-check", "--report", report, good});
   EXPECT_EQ(unchecked.status, 0) << unchecked.out << unchecked.err;
@@ -376,16 +379,15 @@ TEST(RunPlanCli, NoCheckRunsEveryStepAndComparesNothing) {
   EXPECT_EQ(r["timing"], nullptr);
   // A failing step still fails without the reference.
   std::string refuted = writeTemp(
-      "refuted2.json", planToJsonText(planOf("seed_repro1_after_resharding.txt",
-                                             PlanRequest::Lowerings::Compiler)));
+      "refuted2.json",
+      planToJsonText(planOf("seed_repro1_after_resharding.txt", PlanRequest::Lowerings::Compiler)));
   EXPECT_EQ(runCli({"--no-check", "--allow-unverified", refuted}).status, 1);
 }
 
 TEST(RunPlanCli, WrongValuesAreExitStatusOne) {
   // Break the plan: the Allgather's team order reversed delivers the chunks
   // in the wrong order. The counts still fit, so every step runs.
-  nlohmann::json j =
-      nlohmann::json::parse(planToJsonText(planOf("rule_allgather_1d_logical.txt")));
+  nlohmann::json j = nlohmann::json::parse(planToJsonText(planOf("rule_allgather_1d_logical.txt")));
   for (auto &s : j["steps"])
     if (s["kind"] == "collective")
       s["teams"][0]["devices"] = nlohmann::json::array({1, 0});
@@ -411,16 +413,16 @@ TEST(CheckShardingCli, EmitPlanWritesALoadablePlan) {
                              o2, e2),
             2);
   std::ostringstream o3, e3;
-  EXPECT_EQ(runCheckSharding({"--emit-plan", path, "--fusion", "5",
-                              corpusPath("rule_allgather_1d_logical.txt")},
-                             o3, e3),
+  EXPECT_EQ(runCheckSharding(
+                {"--emit-plan", path, "--fusion", "5", corpusPath("rule_allgather_1d_logical.txt")},
+                o3, e3),
             2);
   // An unplannable fusion is a finding, and no file is written.
   std::string none = (tempDir() / "none.json").string();
   std::ostringstream o4, e4;
-  EXPECT_EQ(runCheckSharding({"--emit-plan", none, corpusPath("uneven_sharding_extent7.txt")}, o4,
-                             e4),
-            1);
+  EXPECT_EQ(
+      runCheckSharding({"--emit-plan", none, corpusPath("uneven_sharding_extent7.txt")}, o4, e4),
+      1);
   EXPECT_FALSE(std::filesystem::exists(none));
   EXPECT_NE(o4.str().find("no plan written"), std::string::npos) << o4.str();
 }
@@ -449,10 +451,30 @@ void mutate(nlohmann::json &j, std::mt19937_64 &rng, int depth = 0) {
     mutate(*it, rng, depth + 1);
     return;
   }
-  static const std::vector<nlohmann::json> replacements = {
-      nullptr, 0, 1, -1, 2, 3, 1000000, "T1", "T0", "x", "", "Allgather", "alias", "compute",
-      "partial", nlohmann::json::array(), nlohmann::json::object(), true, 0.5, "proved",
-      nlohmann::json::array({0, 1}), nlohmann::json::array({1, 0}), "T1@T2", "sum"};
+  static const std::vector<nlohmann::json> replacements = {nullptr,
+                                                           0,
+                                                           1,
+                                                           -1,
+                                                           2,
+                                                           3,
+                                                           1000000,
+                                                           "T1",
+                                                           "T0",
+                                                           "x",
+                                                           "",
+                                                           "Allgather",
+                                                           "alias",
+                                                           "compute",
+                                                           "partial",
+                                                           nlohmann::json::array(),
+                                                           nlohmann::json::object(),
+                                                           true,
+                                                           0.5,
+                                                           "proved",
+                                                           nlohmann::json::array({0, 1}),
+                                                           nlohmann::json::array({1, 0}),
+                                                           "T1@T2",
+                                                           "sum"};
   j = replacements[std::uniform_int_distribution<size_t>(0, replacements.size() - 1)(rng)];
 }
 

@@ -12,6 +12,7 @@
 //
 // What a well-formed dump must yield is tested in reader_test.cpp.
 #include "ir/reader/DumpReader.h"
+#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 

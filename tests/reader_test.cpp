@@ -10,6 +10,7 @@
 // the corpus in golden_test.cpp.
 #include "ir/Json.h"
 #include "ir/reader/DumpReader.h"
+#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 

@@ -9,6 +9,7 @@
 #include "executor/Tensor.h"
 #include "ir/FusionBuilder.h"
 #include "ir/reader/DumpReader.h"
+#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 

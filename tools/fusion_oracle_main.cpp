@@ -150,18 +150,24 @@ StateFile readStateFile(const std::string &path) {
     usage("cannot read " + path);
   std::string line;
   std::ostringstream tally;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string key;
-    ls >> key;
-    if (key == "first-seed")
-      ls >> f.firstSeed;
-    else if (key == "count")
-      ls >> f.count;
-    else if (key == "next")
-      ls >> f.state.next;
-    else
-      tally << line << "\n";
+  try {
+    while (std::getline(in, line)) {
+      std::istringstream ls(line);
+      std::string key, value, extra;
+      ls >> key >> value;
+      // The run's own lines have two words; tally lines (`count KEY N`) more.
+      bool own = !(ls >> extra);
+      if (own && key == "first-seed")
+        f.firstSeed = std::stoull(value);
+      else if (own && key == "count")
+        f.count = std::stoll(value);
+      else if (own && key == "next")
+        f.state.next = std::stoll(value);
+      else
+        tally << line << "\n";
+    }
+  } catch (const std::exception &) {
+    usage(path + ": bad line '" + line + "'");
   }
   try {
     f.state.tally = OracleTally::parse(tally.str());

@@ -327,8 +327,8 @@ LoweringChecker::Failure LoweringChecker::checkTeamShape(size_t t, std::set<int6
   bool rootInTeam = team.root && std::count(team.devices.begin(), team.devices.end(), *team.root);
   if ((kind_ == CommKind::Gather || kind_ == CommKind::Reduce) && !rootInTeam) {
     if (!seen.insert(*team.root).second)
-      return fail(*team.root, what + "device " + std::to_string(*team.root) +
-                                  " is in a team twice");
+      return fail(*team.root,
+                  what + "device " + std::to_string(*team.root) + " is in a team twice");
     return addReceiver(*team.root, -1);
   }
   return std::nullopt;
@@ -373,8 +373,7 @@ LoweringChecker::Failure LoweringChecker::checkLayouts() const {
     return BruteResult::unsupported(*c_.layoutError());
   // Non-reduction collectives read the producer's buffers; reductions read
   // local partials, and `none` reads nothing.
-  bool readsProducerBuffer = kind_ != CommKind::None &&
-                             (!isReductionComm(kind_) || readsBuffers());
+  bool readsProducerBuffer = kind_ != CommKind::None && (!isReductionComm(kind_) || readsBuffers());
   if (readsProducerBuffer && p_.layoutError())
     return BruteResult::unsupported(*p_.layoutError());
   return std::nullopt;
@@ -757,8 +756,7 @@ LoweringChecker::Failure LoweringChecker::checkBufferSum(int64_t d, const Role &
                   label(role.team) + " sums {" + list + "} (offset " + std::to_string(src) +
                       " of the members' buffers) into " + c_.elementStr(slot.element) +
                       " on device " + std::to_string(d) + ", which needs " +
-                      std::to_string(needed.size()) + " element(s) of " + p_.name() +
-                      " each once");
+                      std::to_string(needed.size()) + " element(s) of " + p_.name() + " each once");
   }
   return std::nullopt;
 }

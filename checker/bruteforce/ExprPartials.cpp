@@ -30,8 +30,8 @@ template <class T> T built(std::variant<T, BruteResult> v) {
 class ExprModel {
 public:
   ExprModel(const Fusion &f, const std::vector<const FusionEdge *> &operands, const Bindings &b)
-      : f_(f), consumer_(built(ConcreteTensor::build(f, operands.at(0)->consumer, b,
-                                                     ElementBasis::Root))) {
+      : f_(f), consumer_(built(
+                   ConcreteTensor::build(f, operands.at(0)->consumer, b, ElementBasis::Root))) {
     for (IdNum c : f.tensor(consumer_.number()).rootOrLogical())
       if (f.id(c).isReduction()) {
         reducedIds_.push_back(c);
@@ -106,7 +106,7 @@ private:
     for (const Operand &o : operands_) {
       Coords x;
       for (const CoordRule &rule : o.rules)
-        x.push_back(rule.kind == CoordRule::Kind::Zero       ? 0
+        x.push_back(rule.kind == CoordRule::Kind::Zero      ? 0
                     : rule.kind == CoordRule::Kind::Reduced ? r[rule.position]
                                                             : yc[rule.position]);
       auto e = o.tensor.elementAt(x);

@@ -17,8 +17,8 @@
 // executor runs it and compares with the reference.
 #pragma once
 
-#include "ir/Extent.h"
 #include "ir/Constraints.h"
+#include "ir/Extent.h"
 #include "ir/Fusion.h"
 
 #include <cstdint>

@@ -335,6 +335,16 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
     r.compilerOutcome = "confirmed-matched";
     return;
   }
+  // A refutation by one of nvFuser's runtime rules that run-plan does not
+  // execute (the root in the team, the buffer shapes of its post functions,
+  // an initial value it drops, equal AllToAll chunks) need not fail here:
+  // the plan runs flat buffers and may even apply what nvFuser would not.
+  const auto &cex = refuted->compiler->counterexample;
+  if (cex && !cex->rule.empty()) {
+    r.compilerOutcome = "refuted-by-runtime-rule";
+    r.runLog.push_back("  not run: refuted by nvFuser's runtime rule `" + cex->rule + "`");
+    return;
+  }
   for (int seed = 1; seed <= options_.refutedSeeds; ++seed) {
     Attempt a = tryRun(plan, r.verdicts, *b, static_cast<uint64_t>(seed), false, true,
                        options_.integerRange);

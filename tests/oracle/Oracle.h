@@ -7,8 +7,8 @@
 //    what a report shows; then asks shardcheck::Checker for every edge's
 //    verdict;
 // 2. when every edge is proved, builds the plan with the checker's lowerings
-//    (checker/PlanBuilder.h) and runs it on the sim backend with integer
-//    inputs in [-n, n] and exact comparison (RunOptions::integerInputs,
+//    (checker/PlanBuilder.h) and runs it on the sim backend with nonzero
+//    integer inputs in [-n, n] and exact comparison (RunOptions::integerInputs,
 //    exactComparison), once per seed (the second seed through the index-map
 //    compute GPU kernels use): anything but a match is a violation;
 // 3. when the fusion carries compiler choices (host IR Communications, and
@@ -42,7 +42,7 @@ namespace shardcheck::oracle {
 
 struct OracleOptions {
   unsigned timeoutMs = 20000; ///< Per SMT query; a timeout is `unknown`, never a violation.
-  int integerRange = 2;       ///< Inputs are integers uniform in [-n, n].
+  int integerRange = 2;       ///< Inputs are nonzero integers uniform in [-n, n].
   /// Seeds for a run that must match (the second with index-map compute).
   std::vector<uint64_t> matchSeeds = {1, 2};
   /// Seeds tried to expose a refuted compiler choice (it must fail on one).

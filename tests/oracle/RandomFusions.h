@@ -121,7 +121,7 @@ struct RandomFusionOptions {
   int symbolicPercent = 12; ///< Chance a new size is symbolic.
   int unevenPercent = 8;    ///< Chance a non-dividing device split is kept.
   int hostIrPercent = 22;   ///< Chance of a host IR fusion with a Communication.
-  int integerRange = 2;     ///< The oracle's inputs are integers in [-n, n].
+  int integerRange = 2;     ///< The oracle's inputs are nonzero integers in [-n, n].
 };
 
 /// The spec drawn from `seed`.
