@@ -17,6 +17,7 @@
 #include <limits>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 
 namespace shardcheck {
@@ -461,6 +462,38 @@ std::optional<Bindings> satisfyingBindings(const Plan &plan, const Bindings &giv
 
 RunReport runPlan(const Plan &plan, const RunOptions &options, Backend &backend) {
   return PlanRun(plan, options, backend).run();
+}
+
+std::string bindingsText(const Bindings &b) {
+  std::string s;
+  for (const auto &[k, v] : b)
+    s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
+  return s.empty() ? "(none)" : s;
+}
+
+std::string describeRun(const RunReport &r) {
+  std::ostringstream os;
+  os << "outcome " << r.outcome() << " (seed " << r.seed << ", bindings " << bindingsText(r.symbols)
+     << ")";
+  if (r.failure)
+    os << "; step " << r.failure->step << " failed: " << r.failure->kind << ": "
+       << r.failure->message;
+  for (const TensorCheck &t : r.tensors) {
+    const OutputComparison &c = t.comparison;
+    if (c.matches())
+      continue;
+    os << "; first mismatching tensor " << c.name << " (" << t.role << "): " << c.mismatched
+       << " of " << c.compared << " slots";
+    if (c.firstMismatch) {
+      const Mismatch &m = *c.firstMismatch;
+      os << ", device " << m.device << " slot " << m.slot << " index [";
+      for (size_t i = 0; i < m.index.size(); ++i)
+        os << (i ? ", " : "") << m.index[i];
+      os << "] got " << m.got << " expected " << m.expected;
+    }
+    break;
+  }
+  return os.str();
 }
 
 } // namespace shardcheck

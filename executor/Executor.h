@@ -219,4 +219,10 @@ std::optional<Bindings> satisfyingBindings(const Plan &plan, const Bindings &giv
 /// are complete at the leader.
 RunReport runPlan(const Plan &plan, const RunOptions &options, Backend &backend);
 
+/// `i0=4 i1=2`, or `(none)`.
+std::string bindingsText(const Bindings &b);
+/// A run in one line: its outcome, seed and sizes, the step that failed,
+/// and the first mismatching tensor and slot.
+std::string describeRun(const RunReport &r);
+
 } // namespace shardcheck

@@ -320,42 +320,6 @@ std::optional<Bindings> chooseBindings(const Plan &plan) {
   return b;
 }
 
-std::string bindingsText(const Bindings &b) {
-  std::ostringstream os;
-  bool first = true;
-  for (const auto &[k, v] : b) {
-    os << (first ? "" : " ") << k << "=" << v;
-    first = false;
-  }
-  return first ? std::string("(none)") : os.str();
-}
-
-/// Outcome of a run in one line: outcome, failure, first mismatching tensor.
-std::string describeRun(const RunReport &r) {
-  std::ostringstream os;
-  os << "outcome " << r.outcome() << " (seed " << r.seed << ", bindings " << bindingsText(r.symbols)
-     << ")";
-  if (r.failure)
-    os << "; step " << r.failure->step << " failed: " << r.failure->kind << ": "
-       << r.failure->message;
-  for (const auto &t : r.tensors) {
-    if (t.comparison.matches())
-      continue;
-    const auto &c = t.comparison;
-    os << "; first mismatching tensor " << c.name << " (" << t.role << "): " << c.mismatched
-       << " of " << c.compared << " slots";
-    if (c.firstMismatch) {
-      const auto &m = *c.firstMismatch;
-      os << ", device " << m.device << " slot " << m.slot << " index [";
-      for (size_t i = 0; i < m.index.size(); ++i)
-        os << (i ? ", " : "") << m.index[i];
-      os << "] got " << m.got << " expected " << m.expected;
-    }
-    break;
-  }
-  return os.str();
-}
-
 /// The result of taking one fusion through check, plan and run.
 struct FusionOutcome {
   bool ran = false;                  ///< Planned and run (whether or not it matched).

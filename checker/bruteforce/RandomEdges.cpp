@@ -1,6 +1,8 @@
 // Seeded random one-edge fusions and candidate lowerings; see RandomEdges.h.
 #include "checker/bruteforce/RandomEdges.h"
 
+#include "util/RandomDraw.h"
+
 #include "checker/bruteforce/ConcreteTensor.h"
 #include "ir/FusionBuilder.h"
 
@@ -29,26 +31,7 @@ std::vector<std::vector<int64_t>> meshLines(const DeviceMesh &mesh, int axis) {
 
 namespace {
 
-/// Portable draws from the engine (the standard distributions are not
-/// reproducible across standard libraries).
-class Random {
-public:
-  explicit Random(std::mt19937_64 &rng) : rng_(rng) {}
-  int64_t between(int64_t lo, int64_t hi) {
-    return lo + static_cast<int64_t>(rng_() % static_cast<uint64_t>(hi - lo + 1));
-  }
-  bool percent(int p) { return between(0, 99) < p; }
-  template <class T> const T &pick(const std::vector<T> &v) {
-    return v[static_cast<size_t>(between(0, static_cast<int64_t>(v.size()) - 1))];
-  }
-  template <class T> void shuffle(std::vector<T> &v) {
-    for (size_t i = v.size(); i > 1; --i)
-      std::swap(v[i - 1], v[static_cast<size_t>(between(0, static_cast<int64_t>(i) - 1))]);
-  }
-
-private:
-  std::mt19937_64 &rng_;
-};
+using Random = DrawFrom;
 
 /// One axis of the full-size shape, shared by every tensor of the case.
 struct Axis {

@@ -57,13 +57,6 @@ std::string slug(const std::string &message) {
   return out.substr(0, 60);
 }
 
-std::string bindingsText(const Bindings &b) {
-  std::string s;
-  for (const auto &[k, v] : b)
-    s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
-  return s.empty() ? "(none)" : s;
-}
-
 /// `preferred` (restricted to the plan's symbols) when it satisfies the
 /// plan's constraints, else small sizes that do.
 std::optional<Bindings> bindingsFor(const Plan &plan, const Bindings &preferred) {
@@ -107,31 +100,6 @@ std::string culpritOf(const Fusion &f, const std::vector<EdgeVerdict> &verdicts,
     first = false;
   }
   return s;
-}
-
-std::string describeRun(const RunReport &r) {
-  std::ostringstream os;
-  os << "outcome " << r.outcome() << " (seed " << r.seed << ", bindings " << bindingsText(r.symbols)
-     << ")";
-  if (r.failure)
-    os << "; step " << r.failure->step << " failed: " << r.failure->kind << ": "
-       << r.failure->message;
-  for (const TensorCheck &t : r.tensors) {
-    const OutputComparison &c = t.comparison;
-    if (c.matches())
-      continue;
-    os << "; first mismatching tensor " << c.name << " (" << t.role << "): " << c.mismatched
-       << " of " << c.compared << " slots";
-    if (c.firstMismatch) {
-      const Mismatch &m = *c.firstMismatch;
-      os << ", device " << m.device << " slot " << m.slot << " index [";
-      for (size_t i = 0; i < m.index.size(); ++i)
-        os << (i ? ", " : "") << m.index[i];
-      os << "] got " << m.got << " expected " << m.expected;
-    }
-    break;
-  }
-  return os.str();
 }
 
 /// Runs `plan` once on the sim backend with exact integer inputs.

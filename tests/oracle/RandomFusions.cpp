@@ -8,6 +8,8 @@
 // FusionBuilder. valueBound and specFeatures read a spec.
 #include "tests/oracle/RandomFusions.h"
 
+#include "util/RandomDraw.h"
+
 #include "ir/FusionBuilder.h"
 
 #include <algorithm>
@@ -18,28 +20,6 @@
 namespace shardcheck::oracle {
 
 namespace {
-
-// ---------------------------------------------------------------------------
-// Portable draws (the standard distributions differ across libraries).
-
-class Draw {
-public:
-  explicit Draw(uint64_t seed) : rng_(seed) {}
-  int64_t between(int64_t lo, int64_t hi) {
-    return lo + static_cast<int64_t>(rng_() % static_cast<uint64_t>(hi - lo + 1));
-  }
-  bool percent(int p) { return between(0, 99) < p; }
-  template <class T> const T &pick(const std::vector<T> &v) {
-    return v[static_cast<size_t>(between(0, static_cast<int64_t>(v.size()) - 1))];
-  }
-  template <class T> void shuffle(std::vector<T> &v) {
-    for (size_t i = v.size(); i > 1; --i)
-      std::swap(v[i - 1], v[static_cast<size_t>(between(0, static_cast<int64_t>(i) - 1))]);
-  }
-
-private:
-  std::mt19937_64 rng_;
-};
 
 std::vector<int> iota(size_t n) {
   std::vector<int> v(n);
@@ -90,7 +70,8 @@ bool hasRoot(CollectiveType t) {
 
 class Generator {
 public:
-  Generator(uint64_t seed, const RandomFusionOptions &options) : draw_(seed), options_(options) {
+  Generator(uint64_t seed, const RandomFusionOptions &options)
+      : draw_(std::mt19937_64(seed)), options_(options) {
     spec_.seed = seed;
   }
   FusionSpec build();
