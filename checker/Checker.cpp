@@ -444,10 +444,31 @@ void demote(EdgeVerdict &v, const Outcome &o, const std::string &what) {
 void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &graph,
                                    const std::vector<int64_t> &universe,
                                    std::vector<EdgeVerdict> &verdicts) {
-  std::map<size_t, std::vector<size_t>> reducedByExpr;
-  for (size_t i = 0; i < graph.edges().size(); ++i)
+  std::map<size_t, std::vector<size_t>> reducedByExpr, byExpr;
+  for (size_t i = 0; i < graph.edges().size(); ++i) {
+    byExpr[graph.edges()[i].expr].push_back(i);
     if (isReductionEdge(fusion, graph.edges()[i]))
       reducedByExpr[graph.edges()[i].expr].push_back(i);
+  }
+  // A reduction collective combines the operands' partials; an operand that
+  // needs another collective first (a linear's bias to gather) is not
+  // modelled with it, and no plan combines the two.
+  for (const auto &[expr, edges] : byExpr) {
+    bool reduces = false, moves = false;
+    for (size_t i : edges) {
+      CommKind k = verdicts[i].lowering.kind;
+      reduces = reduces || (isReductionComm(k) && verdicts[i].status == Status::Proved);
+      moves = moves || (!isReductionComm(k) && k != CommKind::None && k != CommKind::Alias &&
+                        k != CommKind::Unsupported);
+    }
+    if (!reduces || !moves)
+      continue;
+    for (size_t i : edges)
+      if (isReductionComm(verdicts[i].lowering.kind))
+        demote(verdicts[i], Outcome::unsupported("another operand needs a different collective"),
+               "the candidate " + verdicts[i].lowering.str() + " for " +
+                   fusion.tensor(verdicts[i].consumer).name() + " is not modelled");
+  }
   for (const auto &[expr, edges] : reducedByExpr) {
     if (edges.size() < 2)
       continue; // One reduced operand: its edge's own partials query decides.

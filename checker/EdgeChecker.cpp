@@ -306,6 +306,25 @@ Outcome EdgeChecker::checkUncoveredDevices(const Lowering &lowering) {
   return Outcome::refuted(std::move(cex));
 }
 
+Outcome EdgeChecker::checkEveryDeviceWritten(const Lowering &lowering) {
+  std::set<int64_t> covered;
+  for (const auto &team : lowering.teams)
+    for (int64_t r : receivers(lowering, team, consumerDevices()))
+      covered.insert(r);
+  // A Broadcast or Scatter root listed in the consumer's mesh writes its own
+  // output too (receivers() counts it).
+  for (int64_t dev : consumerDevices())
+    if (!covered.count(dev)) {
+      Counterexample cex;
+      cex.device = dev;
+      cex.message = "device " + std::to_string(dev) + " holds " + consumer_.name() + " but " +
+                    lowering.str() + " writes nothing there, and nvFuser's runtime fills no "
+                                     "output outside the collective";
+      return Outcome::refuted(std::move(cex));
+    }
+  return Outcome::proved();
+}
+
 Outcome EdgeChecker::checkCounts(const Lowering &lowering, const Team &team) {
   CommKind k = lowering.kind;
   if (isReductionComm(k) && lowering.reduceInput == Lowering::ReduceInput::Partials)
@@ -918,7 +937,10 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
           return Outcome::refuted(std::move(cex));
         }
     }
-    Outcome uncovered = checkUncoveredDevices(effective);
+    // shardcheck's plan copies locally for a device no team writes; a
+    // compiler's collective does not, so every consumer device must receive.
+    Outcome uncovered =
+        compilerLowering ? checkEveryDeviceWritten(effective) : checkUncoveredDevices(effective);
     if (uncovered.kind != Outcome::Kind::Proved)
       return uncovered;
     for (const auto &team : effective.teams) {

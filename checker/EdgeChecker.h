@@ -88,6 +88,8 @@ private:
   Outcome checkPermuteComposite(const Lowering &lowering, const Team &team);
   Outcome checkUniqueDestination(const Team &team);
   Outcome checkUncoveredDevices(const Lowering &lowering);
+  /// For a compiler's collective: every consumer device is written by it.
+  Outcome checkEveryDeviceWritten(const Lowering &lowering);
   ElementTerms neededElement(const ElementTerms &y, const std::string &prefix,
                              std::vector<smt::Bool> &constraints);
   smt::Bool baseConstraints();

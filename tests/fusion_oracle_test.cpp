@@ -30,10 +30,12 @@
 #include "tests/oracle/Oracle.h"
 #include "tests/oracle/OracleTally.h"
 #include "tests/oracle/RandomFusions.h"
+#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <set>
 
@@ -268,6 +270,26 @@ TEST(ExactRuns, ExactToleranceTableIsZeroEvenForLongSums) {
   EXPECT_GT(loose.of(y).atol, 0.0);
   EXPECT_EQ(exact.of(y).atol, 0.0);
   EXPECT_EQ(exact.of(y).rtol, 0.0);
+}
+
+// Every violation the oracle found (tests/oracle/found/, minimized, kept as
+// regression cases) now holds the property.
+TEST(OracleRegressions, FoundViolationsHoldTheProperty) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(SHARDCHECK_SOURCE_DIR) / "tests" / "oracle" / "found";
+  Oracle oracle;
+  int checked = 0;
+  for (const auto &entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".txt")
+      continue;
+    Document doc = readDocumentFile(entry.path().string());
+    ASSERT_EQ(doc.fusions.size(), 1u) << entry.path();
+    OracleResult r = oracle.run(std::move(doc.fusions[0]));
+    ++checked;
+    for (const Violation &v : r.violations)
+      ADD_FAILURE() << entry.path().filename() << ": " << v.kind << ": " << v.detail;
+  }
+  EXPECT_GE(checked, 30);
 }
 
 } // namespace

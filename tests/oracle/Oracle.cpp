@@ -189,23 +189,34 @@ OracleResult Oracle::run(const FusionSpec &spec) {
     r.violations.push_back({"oracle-error:reader:" + slug(e.what()), e.what()});
     return r;
   }
+  judge(r);
+  return r;
+}
+
+OracleResult Oracle::run(Fusion fusion) {
+  OracleResult r;
+  r.fusion = std::move(fusion);
+  judge(r);
+  return r;
+}
+
+void Oracle::judge(OracleResult &r) {
   DiagnosticEngine diags;
   std::optional<FusionGraph> graph = FusionGraph::build(r.fusion, diags);
   if (!graph) {
     r.checkerOutcome = "error";
     r.violations.push_back({"oracle-error:graph", "the generated fusion's graph does not build"});
-    return r;
+    return;
   }
   try {
     r.verdicts = checker_.checkFusion(r.fusion, *graph);
   } catch (const std::exception &e) {
     r.checkerOutcome = "error";
     r.violations.push_back({"checker-threw", e.what()});
-    return r;
+    return;
   }
   runCheckerPlan(r, *graph);
   runCompilerPlan(r, *graph);
-  return r;
 }
 
 void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {

@@ -82,6 +82,8 @@ public:
 
   /// Checks, plans and runs one fusion.
   OracleResult run(const FusionSpec &spec);
+  /// The same for a fusion read from a file (a kept reproducer).
+  OracleResult run(Fusion fusion);
   /// A smaller spec whose result still has a violation of class `kind`,
   /// trying at most `budget` candidate edits.
   FusionSpec minimize(const FusionSpec &spec, const std::string &kind, int budget = 250);
@@ -89,6 +91,8 @@ public:
   const OracleOptions &options() const { return options_; }
 
 private:
+  /// Checks `r.fusion`, then runs its plans and judges them.
+  void judge(OracleResult &r);
   void runCheckerPlan(OracleResult &r, const FusionGraph &graph);
   void runCompilerPlan(OracleResult &r, const FusionGraph &graph);
 
