@@ -165,6 +165,19 @@ std::string compilerName(const EdgeVerdict &v, const Fusion &f) {
   return kindName(v.compiler->lowering) + "(" + opKindName(e.kind) + ")";
 }
 
+/// Runs `plan` with every match seed (the second computes from index maps);
+/// the first run that does not match, logged into `r`.
+std::optional<Attempt> firstMismatch(const OracleOptions &o, const Plan &plan, OracleResult &r,
+                                     const Bindings &b) {
+  for (size_t i = 0; i < o.matchSeeds.size(); ++i) {
+    Attempt a = tryRun(plan, r.verdicts, b, o.matchSeeds[i], i % 2 == 1, false, o.integerRange);
+    r.runLog.push_back("  run: " + a.line);
+    if (!a.matched)
+      return a;
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 Oracle::Oracle(OracleOptions options)
@@ -241,15 +254,10 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
   r.runLog.push_back("checker plan:");
   for (const std::string &line : stepLines(plan))
     r.runLog.push_back(line);
-  for (size_t i = 0; i < options_.matchSeeds.size(); ++i) {
-    Attempt a = tryRun(plan, r.verdicts, *b, options_.matchSeeds[i], i % 2 == 1, false,
-                       options_.integerRange);
-    r.runLog.push_back("  run: " + a.line);
-    if (!a.matched) {
-      r.checkerOutcome = "violation";
-      r.violations.push_back({"proved-" + a.outcome + ":" + a.culprit, a.line});
-      return;
-    }
+  if (auto a = firstMismatch(options_, plan, r, *b)) {
+    r.checkerOutcome = "violation";
+    r.violations.push_back({"proved-" + a->outcome + ":" + a->culprit, a->line});
+    return;
   }
   r.checkerOutcome = "matched";
   for (const EdgeVerdict &v : r.verdicts)
@@ -301,15 +309,10 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
   for (const std::string &line : stepLines(plan))
     r.runLog.push_back(line);
   if (!refuted) {
-    for (size_t i = 0; i < options_.matchSeeds.size(); ++i) {
-      Attempt a = tryRun(plan, r.verdicts, *b, options_.matchSeeds[i], i % 2 == 1, false,
-                         options_.integerRange);
-      r.runLog.push_back("  run: " + a.line);
-      if (!a.matched) {
-        r.compilerOutcome = "violation";
-        r.violations.push_back({"confirmed-" + a.outcome + ":" + a.culprit, a.line});
-        return;
-      }
+    if (auto a = firstMismatch(options_, plan, r, *b)) {
+      r.compilerOutcome = "violation";
+      r.violations.push_back({"confirmed-" + a->outcome + ":" + a->culprit, a->line});
+      return;
     }
     r.compilerOutcome = "confirmed-matched";
     return;
