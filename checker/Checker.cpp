@@ -85,30 +85,7 @@ public:
       for (IdNum id : *dom)
         s += idKey(id) + ",";
     }
-    // The transforms among this tensor's IDs, in fusion order.
-    std::set<IdNum> ids;
-    for (const auto *dom : {&tv.root, &tv.logical, &tv.allocation, &tv.loop})
-      ids.insert(dom->begin(), dom->end());
-    bool grew = true;
-    std::set<size_t> used;
-    while (grew) {
-      grew = false;
-      for (size_t i = 0; i < f_.transforms.size(); ++i) {
-        const auto &t = f_.transforms[i];
-        bool touches = false;
-        for (IdNum x : t.inputs)
-          touches = touches || ids.count(x);
-        for (IdNum x : t.outputs)
-          touches = touches || ids.count(x);
-        if (!touches || used.count(i))
-          continue;
-        used.insert(i);
-        ids.insert(t.inputs.begin(), t.inputs.end());
-        ids.insert(t.outputs.begin(), t.outputs.end());
-        grew = true;
-      }
-    }
-    for (size_t i : used) {
+    for (size_t i : connectedTransforms(tv)) {
       const auto &t = f_.transforms[i];
       s += std::string("|") + transformKindName(t.kind) + (t.innerSplit ? "i" : "o") + "(" +
            extent(t.factor) + ":";
@@ -120,6 +97,32 @@ public:
       s += ")";
     }
     return s;
+  }
+
+  /// The transforms connected to the tensor's IDs, in fusion order.
+  std::set<size_t> connectedTransforms(const TensorView &tv) const {
+    std::set<IdNum> seen;
+    std::vector<IdNum> work;
+    for (const auto *dom : {&tv.root, &tv.logical, &tv.allocation, &tv.loop})
+      work.insert(work.end(), dom->begin(), dom->end());
+    std::set<size_t> used;
+    while (!work.empty()) {
+      IdNum id = work.back();
+      work.pop_back();
+      if (!seen.insert(id).second)
+        continue;
+      std::vector<size_t> touching = f_.id(id).uses;
+      if (f_.id(id).definition)
+        touching.push_back(*f_.id(id).definition);
+      for (size_t i : touching) {
+        if (!used.insert(i).second)
+          continue;
+        const auto &t = f_.transforms[i];
+        work.insert(work.end(), t.inputs.begin(), t.inputs.end());
+        work.insert(work.end(), t.outputs.begin(), t.outputs.end());
+      }
+    }
+    return used;
   }
 
   std::string idKey(IdNum id) {
@@ -156,8 +159,11 @@ private:
 
 } // namespace
 
-std::string canonicalEdgeKey(const Fusion &fusion, const FusionEdge &edge) {
-  KeyBuilder kb(fusion);
+namespace {
+
+/// An edge's key with the builder's numbering of IDs and symbols, so that
+/// the keys of several edges built with one builder relate them too.
+std::string edgeKey(KeyBuilder &kb, const Fusion &fusion, const FusionEdge &edge) {
   const Expr &e = fusion.exprs[edge.expr];
   // The op's spelling and attributes are part of what is checked (a
   // reduction's operator and initial value decide a compiler verdict).
@@ -184,6 +190,13 @@ std::string canonicalEdgeKey(const Fusion &fusion, const FusionEdge &edge) {
       key += " root:" + std::to_string(*e.communication->root);
   }
   return key;
+}
+
+} // namespace
+
+std::string canonicalEdgeKey(const Fusion &fusion, const FusionEdge &edge) {
+  KeyBuilder kb(fusion);
+  return edgeKey(kb, fusion, edge);
 }
 
 Checker::Checker(CheckOptions options) : options_(std::move(options)) {}
@@ -247,7 +260,7 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
   smt::SolverOptions so;
   so.timeoutMs = options_.timeoutMs;
   so.smtDumpDir = options_.smtDumpDir;
-  smt::Context ctx(so, &queryCache_, &stats_.solver);
+  smt::Context ctx(so, &queryCache_, &stats_.solver, &solverBackend_);
   EdgeChecker ec(fusion, edge, ctx, universe);
 
   Outcome local = ec.checkLocal();
@@ -290,7 +303,8 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
       v.reason = s.lowering.kind == CommKind::None
                      ? "communication is needed but nvFuser's rules propose none"
                      : s.reason;
-      v.steps = decomposeEdge(fusion, edge, universe, so, &queryCache_, &stats_.solver);
+      v.steps =
+          decomposeEdge(fusion, edge, universe, so, &queryCache_, &stats_.solver, &solverBackend_);
       if (v.steps.empty())
         for (const auto &l : s.steps)
           v.steps.push_back(DecompositionStep{l, Status::Unknown, "", "not proved"});
@@ -441,6 +455,30 @@ void demote(EdgeVerdict &v, const Outcome &o, const std::string &what) {
 
 } // namespace
 
+namespace {
+
+/// The structure an expression-level partials proof depends on: the devices,
+/// every reduced operand's edge (which includes the shared consumer) and
+/// which operands are the same tensor, all numbered by one builder (a symbol
+/// shared by two operands stays one symbol). Equal keys, equal proofs.
+std::string expressionKey(const Fusion &fusion, const std::vector<const FusionEdge *> &operands,
+                          const std::vector<int64_t> &universe) {
+  KeyBuilder kb(fusion);
+  std::string key;
+  for (int64_t d : universe)
+    key += std::to_string(d) + ",";
+  for (size_t i = 0; i < operands.size(); ++i) {
+    size_t first = i;
+    for (size_t j = 0; j < i; ++j)
+      if (operands[j]->producer == operands[i]->producer && first == i)
+        first = j;
+    key += "\noperand " + std::to_string(first) + ":" + edgeKey(kb, fusion, *operands[i]);
+  }
+  return key + "\nlowering:";
+}
+
+} // namespace
+
 void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &graph,
                                    const std::vector<int64_t> &universe,
                                    std::vector<EdgeVerdict> &verdicts) {
@@ -491,13 +529,21 @@ void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &grap
                what + " is not modelled");
         continue;
       }
+      std::string key = options_.useEdgeCache
+                            ? expressionKey(fusion, operands, universe) + v.lowering.str()
+                            : std::string();
+      if (!key.empty() && provedExpressions_.count(key))
+        continue;
       smt::SolverOptions so;
       so.timeoutMs = options_.timeoutMs;
       so.smtDumpDir = options_.smtDumpDir;
-      smt::Context ctx(so, &queryCache_, &stats_.solver);
+      smt::Context ctx(so, &queryCache_, &stats_.solver, &solverBackend_);
       Outcome o = ExprChecker(fusion, operands, ctx, universe).checkPartials(v.lowering);
-      if (o.kind == Outcome::Kind::Proved)
+      if (o.kind == Outcome::Kind::Proved) {
+        if (!key.empty())
+          provedExpressions_.insert(key);
         continue;
+      }
       demote(v, o, what + (o.kind == Outcome::Kind::Refuted ? " is refuted" : " is not proved"));
     }
   }

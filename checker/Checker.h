@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -106,7 +107,10 @@ private:
 
   CheckOptions options_;
   smt::QueryCache queryCache_;
+  smt::SolverBackend solverBackend_;
   std::map<std::string, EdgeVerdict> edgeCache_;
+  /// Expression keys (plus lowering) whose partials were proved.
+  std::set<std::string> provedExpressions_;
   CheckStats stats_;
 };
 

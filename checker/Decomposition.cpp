@@ -65,7 +65,6 @@ TensorNum addUnshardedCopy(Fusion &f, const TensorView &tv, IdNum unshard) {
   for (IdNum id : ids) {
     IterDomain d = f.id(id);
     d.number = nextId++;
-    d.definition.reset();
     if (id == unshard)
       d.parallel = ParallelType::Serial;
     clone[id] = d.number;
@@ -95,7 +94,8 @@ TensorNum addUnshardedCopy(Fusion &f, const TensorView &tv, IdNum unshard) {
 
 DecompositionStep proveStep(const Fusion &f, const FusionEdge &e,
                             const std::vector<int64_t> &universe, const smt::SolverOptions &options,
-                            smt::QueryCache *cache, smt::SolverStats *stats) {
+                            smt::QueryCache *cache, smt::SolverStats *stats,
+                            smt::SolverBackend *backend) {
   DecompositionStep step;
   Selection s = selectLowering(f, e, SelectionReading::Semantic);
   step.lowering = s.lowering;
@@ -103,7 +103,7 @@ DecompositionStep proveStep(const Fusion &f, const FusionEdge &e,
     step.reason = s.reason.empty() ? "no collective proposed" : s.reason;
     return step;
   }
-  smt::Context ctx(options, cache, stats);
+  smt::Context ctx(options, cache, stats, backend);
   EdgeChecker ec(f, e, ctx, universe);
   Outcome o = proveWithPermuteFallback(ec, step.lowering);
   step.status = o.kind == Outcome::Kind::Proved    ? Status::Proved
@@ -121,7 +121,8 @@ DecompositionStep proveStep(const Fusion &f, const FusionEdge &e,
 std::vector<DecompositionStep> decomposeEdge(const Fusion &fusion, const FusionEdge &edge,
                                              const std::vector<int64_t> &universe,
                                              const smt::SolverOptions &options,
-                                             smt::QueryCache *cache, smt::SolverStats *stats) {
+                                             smt::QueryCache *cache, smt::SolverStats *stats,
+                                             smt::SolverBackend *backend) {
   const TensorView &p = fusion.tensor(edge.producer), &c = fusion.tensor(edge.consumer);
   if (!p.mesh || !c.mesh || *p.mesh != *c.mesh || edge.map.unsupported)
     return {};
@@ -144,8 +145,8 @@ std::vector<DecompositionStep> decomposeEdge(const Fusion &fusion, const FusionE
                 computeDomainMap(f, f.exprs[last], edge.operandIndex, c.number)};
   std::string name = "T" + std::to_string(mid) + " = " + p.name() + " without " +
                      parallelTypeShortName(f.id(dropped[0]).parallel);
-  std::vector<DecompositionStep> steps{proveStep(f, e1, universe, options, cache, stats),
-                                       proveStep(f, e2, universe, options, cache, stats)};
+  std::vector<DecompositionStep> steps{proveStep(f, e1, universe, options, cache, stats, backend),
+                                       proveStep(f, e2, universe, options, cache, stats, backend)};
   for (auto &s : steps)
     s.intermediate = name;
   return steps;

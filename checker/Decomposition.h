@@ -33,6 +33,7 @@ struct DecompositionStep {
 std::vector<DecompositionStep> decomposeEdge(const Fusion &fusion, const FusionEdge &edge,
                                              const std::vector<int64_t> &universe,
                                              const smt::SolverOptions &options,
-                                             smt::QueryCache *cache, smt::SolverStats *stats);
+                                             smt::QueryCache *cache, smt::SolverStats *stats,
+                                             smt::SolverBackend *backend);
 
 } // namespace shardcheck

@@ -113,12 +113,17 @@ ElementTerms Encoder::element(const TensorView &tv, const std::string &prefix, b
 }
 
 void Encoder::propagate(ElementTerms &e, const TensorView &tv) {
-  // Forward through every split and merge whose inputs are known. Transforms
-  // are few per tensor; a fixpoint over the fusion's list is simple and exact.
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (const auto &t : fusion_.transforms) {
+  // Forward through every split and merge whose inputs are known, following
+  // each known ID's uses (a walk over the fusion's whole transform list per
+  // element made a 10^4-edge model quadratic).
+  std::vector<IdNum> work;
+  for (const auto &[id, term] : e.index)
+    work.push_back(id);
+  while (!work.empty()) {
+    IdNum known = work.back();
+    work.pop_back();
+    for (size_t use : fusion_.id(known).uses) {
+      const Transform &t = fusion_.transforms[use];
       if (t.kind != Transform::Kind::Split && t.kind != Transform::Kind::Merge)
         continue;
       bool ready = std::all_of(t.inputs.begin(), t.inputs.end(),
@@ -127,7 +132,6 @@ void Encoder::propagate(ElementTerms &e, const TensorView &tv) {
                               [&](IdNum out) { return e.index.count(out) > 0; });
       if (!ready || done)
         continue;
-      changed = true;
       if (t.kind == Transform::Kind::Split) {
         smt::Int in = e.index.at(t.inputs[0]);
         smt::Int innerExtent = extent(t.outputs[1]);
@@ -139,6 +143,7 @@ void Encoder::propagate(ElementTerms &e, const TensorView &tv) {
         smt::Int m = e.index.at(t.inputs[0]) * extent(t.inputs[1]) + e.index.at(t.inputs[1]);
         e.index.emplace(t.outputs[0], isDataBroadcast(t.outputs[0]) ? ctx_.intVal(0) : m);
       }
+      work.insert(work.end(), t.outputs.begin(), t.outputs.end());
     }
   }
   (void)tv;

@@ -210,6 +210,10 @@ std::vector<TensorNum> Expr::tensorInputs() const {
 
 IterDomain &Fusion::addIterDomain(IterDomain d) {
   SC_ASSERT(!hasId(d.number), "IterDomain " + std::to_string(d.number) + " added twice");
+  // Derived from the transforms, which addTransform records (a copied ID
+  // arrives with its old fusion's).
+  d.definition.reset();
+  d.uses.clear();
   IdNum n = d.number;
   return ids.emplace(n, std::move(d)).first->second;
 }
@@ -218,6 +222,8 @@ size_t Fusion::addTransform(Transform t) {
   for (IdNum in : t.inputs)
     SC_ASSERT(hasId(in), "transform input " + std::to_string(in) + " unknown");
   size_t index = transforms.size();
+  for (IdNum in : t.inputs)
+    id(in).uses.push_back(index);
   for (IdNum out : t.outputs) {
     SC_ASSERT(hasId(out), "transform output " + std::to_string(out) + " unknown");
     SC_ASSERT(!id(out).definition, "IterDomain " + std::to_string(out) + " defined twice");

@@ -40,6 +40,7 @@ struct IterDomain {
   bool rfactor = false;                 ///< `rf` suffix.
   std::string extraSuffix;              ///< `_p`, `_c`, kept for printing.
   std::optional<size_t> definition;     ///< Index into Fusion::transforms.
+  std::vector<size_t> uses;             ///< Transforms taking this ID, in order.
   SourceLoc loc;                        ///< First place it was printed.
 
   bool isBroadcast() const { return iterType == IterType::Broadcast; }
@@ -204,10 +205,12 @@ public:
   std::vector<SegmentGroup> groups;
 
   // --- Factories (checked invariants). ---
-  /// Adds an IterDomain; its number must be new.
+  /// Adds an IterDomain; its number must be new. Its definition and uses are
+  /// recorded by addTransform, whatever it arrives with.
   IterDomain &addIterDomain(IterDomain id);
   /// Adds a transform; its inputs must exist, its outputs must exist and have
-  /// no definition yet. Records the definition on the outputs.
+  /// no definition yet. Records the definition on the outputs and the use on
+  /// the inputs.
   size_t addTransform(Transform t);
   /// Adds a tensor; its number must be new and its IDs must exist.
   TensorView &addTensor(TensorView tv);

@@ -99,6 +99,7 @@ TEST_P(RandomCrossCheck, SmtAgreesWithBruteForce) {
   bruteforce::RandomEdgeGenerator gen(0x5eed0000u + static_cast<uint64_t>(GetParam()));
   smt::QueryCache cache;
   smt::SolverStats stats;
+  smt::SolverBackend backend;
   Tally local, lowering;
   int n = edgesPerShard();
   double slowestMs = 0;
@@ -108,7 +109,7 @@ TEST_P(RandomCrossCheck, SmtAgreesWithBruteForce) {
     bruteforce::RandomEdgeCase c = gen.next();
     smt::SolverOptions so;
     so.timeoutMs = 5000;
-    smt::Context ctx(so, &cache, &stats);
+    smt::Context ctx(so, &cache, &stats, &backend);
     EdgeChecker ec(c.fusion, c.edge, ctx, universeOf(c.fusion));
     std::string what = "case " + std::to_string(i) + " (" + c.description + ")";
     compare(

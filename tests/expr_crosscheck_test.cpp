@@ -129,6 +129,7 @@ TEST(ExprCrossCheck, PartialsAgreeWithBruteForce) {
   MatmulGenerator gen(0x6d6d0001u);
   smt::QueryCache cache;
   smt::SolverStats stats;
+  smt::SolverBackend backend;
   int proved = 0, refuted = 0, inconclusive = 0;
   for (int i = 0; i < cases; ++i) {
     MatmulCase c = gen.next();
@@ -136,7 +137,7 @@ TEST(ExprCrossCheck, PartialsAgreeWithBruteForce) {
     for (const Lowering &l : reductionLowerings(c.mesh)) {
       smt::SolverOptions so;
       so.timeoutMs = 5000;
-      smt::Context ctx(so, &cache, &stats);
+      smt::Context ctx(so, &cache, &stats, &backend);
       Outcome smt = ExprChecker(c.fusion, operands, ctx, c.mesh.devices()).checkPartials(l);
       auto brute = bruteforce::bruteCheckExprPartials(c.fusion, operands, {}, l);
       std::string what = "case " + std::to_string(i) + " (" + c.description + "), " + l.str();

@@ -79,4 +79,32 @@ TEST(Smt, SmtLibTextIsStable) {
   EXPECT_NE(ta.find("declare-fun x"), std::string::npos) << ta;
 }
 
+TEST(Smt, CacheKeysAreStructural) {
+  Context a(SolverOptions{}, nullptr, nullptr), b(SolverOptions{}, nullptr, nullptr);
+  Int ax = a.intVar("x"), ay = a.intVar("y");
+  Int by = b.intVar("y"), bx = b.intVar("x"); // created in the other order
+  Bool qa = ax + ay < 3, qb = bx + by < 3;
+  EXPECT_EQ(a.cacheKey({qa, ax == 1}, {"x"}), b.cacheKey({qb, bx == 1}, {"x"}));
+  // The same term built twice is one node: the key does not grow with it.
+  EXPECT_EQ(a.cacheKey({qa, qa}, {}), a.cacheKey({qa, ax + ay < 3}, {}));
+  // Names, model variables and assertion order are part of the query.
+  EXPECT_NE(a.cacheKey({qa}, {}), a.cacheKey({ax + a.intVar("z") < 3}, {}));
+  EXPECT_NE(a.cacheKey({qa}, {"x"}), a.cacheKey({qa}, {"y"}));
+  EXPECT_NE(a.cacheKey({qa, ax == 1}, {}), a.cacheKey({ax == 1, qa}, {}));
+}
+
+TEST(Smt, SharedBackendAnswersLikeAnOwnOne) {
+  SolverBackend backend;
+  for (int i = 0; i < 3; ++i) {
+    Context shared(SolverOptions{}, nullptr, nullptr, &backend),
+        own(SolverOptions{}, nullptr, nullptr);
+    for (Context *c : {&shared, &own}) {
+      Int x = c->intVar("x");
+      auto r = c->check("q", {c->intVal(2 * i) < x, x < c->intVal(2 * i + 2)}, {"x"});
+      ASSERT_EQ(r.answer, Answer::Sat);
+      EXPECT_EQ(r.model.at("x"), 2 * i + 1);
+    }
+  }
+}
+
 } // namespace

@@ -1,28 +1,68 @@
-// Z3-backed implementation of the SMT layer; see Smt.h. The only file that
-// includes Z3.
+// The SMT layer's terms, cache and queries; see Smt.h. Terms live in a
+// hash-consed DAG (TermDag.h); Z3 is reached only through Z3Solve.h, when a
+// query misses the cache.
 #include "checker/smt/Smt.h"
 
+#include "checker/smt/TermDag.h"
+#include "checker/smt/Z3Solve.h"
 #include "util/Diagnostics.h"
-
-#include <z3++.h>
 
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
 namespace shardcheck::smt {
 
 struct Context::Impl {
-  z3::context z3;
-  std::vector<z3::expr> terms;
-  std::map<std::string, uint32_t> vars;
-
-  uint32_t add(z3::expr e) {
-    terms.push_back(std::move(e));
-    return static_cast<uint32_t>(terms.size() - 1);
-  }
+  TermDag dag;
 };
+
+namespace {
+
+uint32_t nodeOf(const Int &t) {
+  return t.index();
+}
+uint32_t nodeOf(const Bool &t) {
+  return t.index();
+}
+
+template <typename T, typename U> void requireSameContext(const T &a, const U &b) {
+  SC_ASSERT(a.context() && a.context() == b.context(), "terms of different contexts");
+}
+
+Int makeInt(Context *c, Op op, std::vector<uint32_t> kids) {
+  return Int(c, c->impl().dag.apply(op, kids));
+}
+
+Bool makeBool(Context *c, Op op, std::vector<uint32_t> kids) {
+  return Bool(c, c->impl().dag.apply(op, kids));
+}
+
+std::vector<uint32_t> nodesOf(const std::vector<Bool> &terms) {
+  std::vector<uint32_t> r;
+  r.reserve(terms.size());
+  for (const auto &t : terms)
+    r.push_back(nodeOf(t));
+  return r;
+}
+
+std::string sanitizeFileName(const std::string &name) {
+  std::string r;
+  for (char c : name)
+    r += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
+  return r;
+}
+
+void writeDump(const std::string &dir, const std::string &name, const std::string &text) {
+  std::filesystem::create_directories(dir);
+  static std::atomic<unsigned> counter{0};
+  std::ofstream f(dir + "/" + std::to_string(counter++) + "_" + sanitizeFileName(name) + ".smt2");
+  f << "; shardcheck query: " << name << "\n" << text << "(check-sat)\n(get-model)\n";
+}
+
+} // namespace
 
 const char *answerName(Answer a) {
   switch (a) {
@@ -54,74 +94,74 @@ size_t QueryCache::size() const {
   return entries_.size();
 }
 
-Context::Context(SolverOptions options, QueryCache *cache, SolverStats *stats)
-    : impl_(std::make_unique<Impl>()), options_(std::move(options)), cache_(cache), stats_(stats) {}
+Context::Context(SolverOptions options, QueryCache *cache, SolverStats *stats,
+                 SolverBackend *backend)
+    : impl_(std::make_unique<Impl>()), options_(std::move(options)), cache_(cache), stats_(stats),
+      backend_(backend) {}
+
+SolverBackend &Context::backend() {
+  if (!backend_) {
+    ownBackend_ = std::make_unique<SolverBackend>();
+    backend_ = ownBackend_.get();
+  }
+  return *backend_;
+}
 
 Context::~Context() = default;
 
 Int Context::intVar(const std::string &name) {
-  auto it = impl_->vars.find(name);
-  if (it != impl_->vars.end())
-    return Int(this, it->second);
-  uint32_t i = impl_->add(impl_->z3.int_const(name.c_str()));
-  impl_->vars[name] = i;
-  return Int(this, i);
+  return Int(this, impl_->dag.var(name));
 }
 
 Int Context::intVal(int64_t v) {
-  return Int(this, impl_->add(impl_->z3.int_val(static_cast<int64_t>(v))));
+  return Int(this, impl_->dag.constant(Op::IntConst, v));
 }
 
 Bool Context::boolVal(bool v) {
-  return Bool(this, impl_->add(impl_->z3.bool_val(v)));
+  return Bool(this, impl_->dag.constant(Op::BoolConst, v));
 }
 
 Int Context::ite(const Bool &c, const Int &a, const Int &b) {
-  auto &t = impl_->terms;
-  return Int(this, impl_->add(z3::ite(t[c.index()], t[a.index()], t[b.index()])));
+  return makeInt(this, Op::Ite, {nodeOf(c), nodeOf(a), nodeOf(b)});
 }
 
 Int Context::div(const Int &a, const Int &b) {
-  auto &t = impl_->terms;
-  return Int(this, impl_->add(t[a.index()] / t[b.index()]));
+  return makeInt(this, Op::Div, {nodeOf(a), nodeOf(b)});
 }
 
 Int Context::mod(const Int &a, const Int &b) {
-  auto &t = impl_->terms;
-  return Int(this, impl_->add(z3::mod(t[a.index()], t[b.index()])));
+  return makeInt(this, Op::Mod, {nodeOf(a), nodeOf(b)});
 }
 
 Bool Context::implies(const Bool &a, const Bool &b) {
-  auto &t = impl_->terms;
-  return Bool(this, impl_->add(z3::implies(t[a.index()], t[b.index()])));
+  return makeBool(this, Op::Implies, {nodeOf(a), nodeOf(b)});
 }
 
 Bool Context::all(const std::vector<Bool> &terms) {
-  z3::expr_vector v(impl_->z3);
-  for (const auto &b : terms)
-    v.push_back(impl_->terms[b.index()]);
-  return Bool(this, impl_->add(terms.empty() ? impl_->z3.bool_val(true) : z3::mk_and(v)));
+  return terms.empty() ? boolVal(true) : makeBool(this, Op::And, nodesOf(terms));
 }
 
 Bool Context::any(const std::vector<Bool> &terms) {
-  z3::expr_vector v(impl_->z3);
-  for (const auto &b : terms)
-    v.push_back(impl_->terms[b.index()]);
-  return Bool(this, impl_->add(terms.empty() ? impl_->z3.bool_val(false) : z3::mk_or(v)));
+  return terms.empty() ? boolVal(false) : makeBool(this, Op::Or, nodesOf(terms));
 }
 
-// --- Operators: each appends one term to the owning context. ---
+// --- Operators: each adds (or finds) one node of the owning context. ---
 
-#define SC_INT_BINOP(OP)                                                                           \
-  Int operator OP(const Int &a, const Int &b) {                                                    \
-    SC_ASSERT(a.context() && a.context() == b.context(), "terms of different contexts");           \
-    auto &impl = a.context()->impl();                                                              \
-    return Int(a.context(), impl.add(impl.terms[a.index()] OP impl.terms[b.index()]));             \
+#define SC_BINOP(RESULT, OPERAND, OP, KIND)                                                        \
+  RESULT operator OP(const OPERAND &a, const OPERAND &b) {                                         \
+    requireSameContext(a, b);                                                                      \
+    return make##RESULT(a.context(), Op::KIND, {nodeOf(a), nodeOf(b)});                            \
   }
-SC_INT_BINOP(+)
-SC_INT_BINOP(-)
-SC_INT_BINOP(*)
-#undef SC_INT_BINOP
+SC_BINOP(Int, Int, +, Add)
+SC_BINOP(Int, Int, -, Sub)
+SC_BINOP(Int, Int, *, Mul)
+SC_BINOP(Bool, Int, ==, Eq)
+SC_BINOP(Bool, Int, !=, Ne)
+SC_BINOP(Bool, Int, <, Lt)
+SC_BINOP(Bool, Int, <=, Le)
+SC_BINOP(Bool, Bool, &&, And)
+SC_BINOP(Bool, Bool, ||, Or)
+#undef SC_BINOP
 
 Int operator+(const Int &a, int64_t b) {
   return a + a.context()->intVal(b);
@@ -129,19 +169,6 @@ Int operator+(const Int &a, int64_t b) {
 Int operator*(const Int &a, int64_t b) {
   return a * a.context()->intVal(b);
 }
-
-#define SC_CMP_BINOP(OP)                                                                           \
-  Bool operator OP(const Int &a, const Int &b) {                                                   \
-    SC_ASSERT(a.context() && a.context() == b.context(), "terms of different contexts");           \
-    auto &impl = a.context()->impl();                                                              \
-    return Bool(a.context(), impl.add(impl.terms[a.index()] OP impl.terms[b.index()]));            \
-  }
-SC_CMP_BINOP(==)
-SC_CMP_BINOP(!=)
-SC_CMP_BINOP(<)
-SC_CMP_BINOP(<=)
-#undef SC_CMP_BINOP
-
 Bool operator==(const Int &a, int64_t b) {
   return a == a.context()->intVal(b);
 }
@@ -152,118 +179,47 @@ Bool operator<=(int64_t a, const Int &b) {
   return b.context()->intVal(a) <= b;
 }
 
-Bool operator&&(const Bool &a, const Bool &b) {
-  SC_ASSERT(a.context() && a.context() == b.context(), "terms of different contexts");
-  auto &impl = a.context()->impl();
-  return Bool(a.context(), impl.add(impl.terms[a.index()] && impl.terms[b.index()]));
-}
-
-Bool operator||(const Bool &a, const Bool &b) {
-  SC_ASSERT(a.context() && a.context() == b.context(), "terms of different contexts");
-  auto &impl = a.context()->impl();
-  return Bool(a.context(), impl.add(impl.terms[a.index()] || impl.terms[b.index()]));
-}
-
 Bool operator!(const Bool &a) {
-  auto &impl = a.context()->impl();
-  return Bool(a.context(), impl.add(!impl.terms[a.index()]));
+  return makeBool(a.context(), Op::Not, {nodeOf(a)});
 }
 
 // --- Queries. ---
 
 std::string Context::toSmtLib(const std::vector<Bool> &assertions) const {
-  z3::solver s(impl_->z3);
-  for (const auto &a : assertions)
-    s.add(impl_->terms[a.index()]);
-  return s.to_smt2();
+  return smtLibText(impl_->dag, nodesOf(assertions));
 }
 
-namespace {
-
-unsigned resourceLimitOf(const SolverOptions &o) {
-  // About 2000 resource units per millisecond on this project's machines;
-  // the rlimit is what makes answers deterministic, so it must bind first.
-  return o.resourceLimit ? o.resourceLimit : std::max(1000000u, o.timeoutMs * 2000u);
+std::string Context::cacheKey(const std::vector<Bool> &assertions,
+                              const std::vector<std::string> &modelVars) const {
+  return impl_->dag.canonicalKey(nodesOf(assertions), modelVars);
 }
-
-z3::solver makeSolver(z3::context &z3, const SolverOptions &o) {
-  // The simple (non-incremental-portfolio) solver: Z3's default combined
-  // solver switches strategies on wall-clock time, which made the same
-  // query's answer depend on machine load. With the simple solver, the seed
-  // and the rlimit decide everything.
-  z3::solver s(z3, z3::solver::simple());
-  z3::params p(z3);
-  p.set("timeout", o.timeoutMs);
-  p.set("rlimit", resourceLimitOf(o));
-  p.set("random_seed", o.randomSeed);
-  s.set(p);
-  return s;
-}
-
-std::string sanitizeFileName(const std::string &name) {
-  std::string r;
-  for (char c : name)
-    r += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
-  return r;
-}
-
-} // namespace
 
 QueryResult Context::check(const std::string &name, const std::vector<Bool> &assertions,
                            const std::vector<std::string> &modelVars) {
-  std::string text = toSmtLib(assertions);
-  std::string key = text;
-  for (const auto &v : modelVars)
-    key += "\n;model " + v;
   if (stats_)
     ++stats_->queries;
-  if (cache_)
+  std::string key;
+  if (cache_) {
+    key = cacheKey(assertions, modelVars);
     if (auto hit = cache_->lookup(key)) {
       if (stats_)
         ++stats_->cacheHits;
       hit->fromCache = true;
       return *hit;
     }
-  if (!options_.smtDumpDir.empty()) {
-    std::filesystem::create_directories(options_.smtDumpDir);
-    static std::atomic<unsigned> counter{0};
-    std::ofstream f(options_.smtDumpDir + "/" + std::to_string(counter++) + "_" +
-                    sanitizeFileName(name) + ".smt2");
-    f << "; shardcheck query: " << name << "\n" << text << "(check-sat)\n(get-model)\n";
   }
-
-  z3::solver s = makeSolver(impl_->z3, options_);
-  for (const auto &a : assertions)
-    s.add(impl_->terms[a.index()]);
-  QueryResult r;
-  switch (s.check()) {
-  case z3::unsat:
-    r.answer = Answer::Unsat;
-    break;
-  case z3::sat: {
-    r.answer = Answer::Sat;
-    z3::model m = s.get_model();
-    for (const auto &v : modelVars) {
-      auto it = impl_->vars.find(v);
-      SC_ASSERT(it != impl_->vars.end(), "model variable " + v + " was never created");
-      z3::expr val = m.eval(impl_->terms[it->second], true);
-      int64_t x = 0;
-      if (!val.is_numeral_i64(x)) {
-        // A value that does not fit int64 is no counterexample we can show.
-        r.answer = Answer::Unknown;
-        r.reason = "model value out of range";
-        break;
-      }
-      r.model[v] = x;
-    }
-    break;
-  }
-  case z3::unknown:
-    r.answer = Answer::Unknown;
-    r.reason = s.reason_unknown();
-    break;
-  }
+  std::string text;
+  bool dump = !options_.smtDumpDir.empty();
+  auto start = std::chrono::steady_clock::now();
+  QueryResult r = solveWithZ3(backend(), impl_->dag, nodesOf(assertions), modelVars, options_,
+                              dump ? &text : nullptr);
+  if (dump)
+    writeDump(options_.smtDumpDir, name, text);
   if (stats_) {
+    SolvedQueries &byName = stats_->solvedByName[name];
+    ++byName.count;
+    byName.milliseconds +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     stats_->sat += r.answer == Answer::Sat;
     stats_->unsat += r.answer == Answer::Unsat;
     stats_->unknown += r.answer == Answer::Unknown;

@@ -4,11 +4,16 @@
 // `smt::Bool`) owned by a `smt::Context`, and named queries whose answers are
 // an enum (unsat / sat with a model / unknown with a reason), never a bool.
 // A `smt::QueryCache`, shared across contexts, remembers answers keyed by the
-// canonical SMT-LIB2 text of a query, so identical queries are solved once.
+// canonical structural form of a query (checker/smt/TermDag.h), so identical
+// queries are solved once and a cache hit builds no Z3 object at all.
 //
 // Determinism: every query runs with a fixed random seed and a resource limit
 // (rlimit), so the same query gets the same answer on every run and machine;
-// a wall-clock timeout is only a backstop and its expiry is `Unknown`.
+// a wall-clock timeout is only a backstop and its expiry is `Unknown`. Every
+// solved query gets a fresh solver; the Z3 context it lives in is shared by
+// the Contexts of one run through a `smt::SolverBackend` (creating a Z3
+// context costs more than most queries take to solve). A run's queries are
+// asked in a fixed order, so a run's answers are the same every time.
 //
 // This layer knows nothing of tensors or sharding: checker/Encoding.h speaks
 // the domain's words on top of it. One Context per edge keeps memory bounded;
@@ -89,11 +94,20 @@ struct SolverOptions {
   std::string smtDumpDir; ///< When set, every query is written here as .smt2.
 };
 
+/// Solver work on the queries of one name.
+struct SolvedQueries {
+  uint64_t count = 0;
+  double milliseconds = 0;
+};
+
 /// Counts of solver work, for benchmarks and summaries.
 struct SolverStats {
   uint64_t queries = 0;
   uint64_t cacheHits = 0;
   uint64_t sat = 0, unsat = 0, unknown = 0;
+  /// Queries that reached the solver, by name (a minimization round counts
+  /// under its query's name with ".min").
+  std::map<std::string, SolvedQueries> solvedByName;
 };
 
 /// Remembers answers by canonical query text. Thread-safe.
@@ -108,10 +122,28 @@ private:
   std::map<std::string, QueryResult> entries_;
 };
 
+/// The Z3 state that solved queries share: one per checking run and thread
+/// (it is not thread-safe). Its terms live only while a query is solved.
+class SolverBackend {
+public:
+  SolverBackend();
+  ~SolverBackend();
+  SolverBackend(const SolverBackend &) = delete;
+  SolverBackend &operator=(const SolverBackend &) = delete;
+
+  struct Impl; ///< Z3Solve.cpp only.
+  Impl &impl() { return *impl_; }
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
 /// Owns the terms of one family of queries (typically one edge).
 class Context {
 public:
-  Context(SolverOptions options, QueryCache *cache, SolverStats *stats);
+  /// Without a `backend`, the Context makes its own when it first solves.
+  Context(SolverOptions options, QueryCache *cache, SolverStats *stats,
+          SolverBackend *backend = nullptr);
   ~Context();
   Context(const Context &) = delete;
   Context &operator=(const Context &) = delete;
@@ -130,8 +162,8 @@ public:
 
   /// Checks whether `assertions` are satisfiable. `name` names the query in
   /// dumps and messages; `modelVars` are the variables whose values a Sat
-  /// answer reports. The answer comes from the cache when the canonical text
-  /// was solved before.
+  /// answer reports. The answer comes from the cache when the same query
+  /// (same structure, variable names and model variables) was solved before.
   QueryResult check(const std::string &name, const std::vector<Bool> &assertions,
                     const std::vector<std::string> &modelVars);
 
@@ -142,18 +174,25 @@ public:
                              const std::vector<std::string> &modelVars, const Int &objective,
                              int rounds = 6);
 
-  /// SMT-LIB2 text of a query (the cache key, also what dumps contain).
+  /// SMT-LIB2 text of a query (what dumps contain).
   std::string toSmtLib(const std::vector<Bool> &assertions) const;
+  /// The cache key of a query: its canonical structural form.
+  std::string cacheKey(const std::vector<Bool> &assertions,
+                       const std::vector<std::string> &modelVars) const;
 
   /// Implementation access for the term operators (Smt.cpp only).
   struct Impl;
   Impl &impl() { return *impl_; }
 
 private:
+  SolverBackend &backend();
+
   std::unique_ptr<Impl> impl_;
   SolverOptions options_;
   QueryCache *cache_;
   SolverStats *stats_;
+  SolverBackend *backend_;
+  std::unique_ptr<SolverBackend> ownBackend_;
 };
 
 } // namespace shardcheck::smt

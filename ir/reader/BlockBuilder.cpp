@@ -364,7 +364,6 @@ Fusion BlockBuilder::build() const {
   f.loc = loc_;
   for (const auto &[num, id] : ids_) {
     IterDomain copy = id;
-    copy.definition.reset();
     f.addIterDomain(std::move(copy));
   }
   for (const Transform &t : transforms_)

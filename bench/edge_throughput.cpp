@@ -1,0 +1,73 @@
+// Checker throughput on distinct edges: the random-edge generator's mix
+// (checker/bruteforce/RandomEdges.h), each case a one-edge fusion checked by
+// one Checker as check-sharding checks the fusions of a file (one query
+// cache; the structural edge cache off, so every edge is decided anew).
+//
+//   edge-throughput [EDGES] [SEED]      (defaults 2000, 1)
+//
+// Prints edges per second, solver work and the verdict mix. It does not
+// compare verdicts with anything (tests/crosscheck_test.cpp does).
+#include "checker/Checker.h"
+#include "checker/bruteforce/RandomEdges.h"
+#include "util/Diagnostics.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+using namespace shardcheck;
+
+int main(int argc, char **argv) {
+  long edges = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 2000;
+  unsigned long seed = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 1;
+  if (edges <= 0 || edges > 10'000'000) {
+    std::fprintf(stderr, "usage: edge-throughput [EDGES (1..10^7)] [SEED]\n");
+    return 2;
+  }
+  bruteforce::RandomEdgeGenerator gen(seed);
+  std::vector<bruteforce::RandomEdgeCase> cases;
+  for (long i = 0; i < edges; ++i)
+    cases.push_back(gen.next());
+
+  CheckOptions options;
+  options.useEdgeCache = false;
+  if (const char *dir = std::getenv("EDGE_THROUGHPUT_SMT_DUMP"))
+    options.smtDumpDir = dir;
+  Checker checker(options);
+  std::map<std::string, long> mix;
+  auto start = std::chrono::steady_clock::now();
+  for (const auto &c : cases) {
+    DiagnosticEngine diags;
+    auto graph = FusionGraph::build(c.fusion, diags);
+    if (!graph)
+      continue;
+    for (const auto &v : checker.checkFusion(c.fusion, *graph))
+      ++mix[statusName(v.status)];
+  }
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto &st = checker.stats();
+  std::printf("edges %llu in %.2f s: %.0f edges/s\n", static_cast<unsigned long long>(st.edges), s,
+              static_cast<double>(st.edges) / s);
+  std::printf("queries %llu, from cache %llu, solved %llu (sat %llu, unsat %llu, unknown %llu)\n",
+              static_cast<unsigned long long>(st.solver.queries),
+              static_cast<unsigned long long>(st.solver.cacheHits),
+              static_cast<unsigned long long>(st.solver.queries - st.solver.cacheHits),
+              static_cast<unsigned long long>(st.solver.sat),
+              static_cast<unsigned long long>(st.solver.unsat),
+              static_cast<unsigned long long>(st.solver.unknown));
+  for (const auto &[status, n] : mix)
+    std::printf("  %-12s %ld\n", status.c_str(), n);
+  std::vector<std::pair<double, std::string>> byTime;
+  for (const auto &[name, q] : st.solver.solvedByName)
+    byTime.push_back({q.milliseconds, name});
+  std::sort(byTime.rbegin(), byTime.rend());
+  std::printf("solver time by query (ms, count):\n");
+  for (size_t i = 0; i < std::min<size_t>(12, byTime.size()); ++i)
+    std::printf("  %9.1f %6llu  %s\n", byTime[i].first,
+                static_cast<unsigned long long>(st.solver.solvedByName.at(byTime[i].second).count),
+                byTime[i].second.c_str());
+  return 0;
+}

@@ -1,0 +1,196 @@
+// Z3 translation and solving; see Z3Solve.h. With Smt.h's banner: the only
+// file of shardcheck that includes Z3.
+#include "checker/smt/Z3Solve.h"
+
+#include "util/Diagnostics.h"
+
+#include <z3++.h>
+
+#include <malloc.h>
+#include <mutex>
+#include <unordered_map>
+
+namespace shardcheck::smt {
+
+struct SolverBackend::Impl {
+  z3::context z3;
+};
+
+SolverBackend::SolverBackend() : impl_(std::make_unique<Impl>()) {}
+SolverBackend::~SolverBackend() = default;
+
+namespace {
+
+z3::expr combine(z3::context &z3, const Node &n, const TermDag &dag, const z3::expr_vector &kids) {
+  switch (n.op) {
+  case Op::Var:
+    return z3.int_const(dag.nameOf(n).c_str());
+  case Op::IntConst:
+    return z3.int_val(static_cast<int64_t>(n.value));
+  case Op::BoolConst:
+    return z3.bool_val(n.value != 0);
+  case Op::Add:
+    return kids[0] + kids[1];
+  case Op::Sub:
+    return kids[0] - kids[1];
+  case Op::Mul:
+    return kids[0] * kids[1];
+  case Op::Div:
+    return kids[0] / kids[1];
+  case Op::Mod:
+    return z3::mod(kids[0], kids[1]);
+  case Op::Ite:
+    return z3::ite(kids[0], kids[1], kids[2]);
+  case Op::Eq:
+    return kids[0] == kids[1];
+  case Op::Ne:
+    return kids[0] != kids[1];
+  case Op::Lt:
+    return kids[0] < kids[1];
+  case Op::Le:
+    return kids[0] <= kids[1];
+  case Op::And:
+    return z3::mk_and(kids);
+  case Op::Or:
+    return z3::mk_or(kids);
+  case Op::Not:
+    return !kids[0];
+  case Op::Implies:
+    return z3::implies(kids[0], kids[1]);
+  }
+  SC_ASSERT(false, "unknown term operator");
+  return z3.bool_val(false);
+}
+
+/// Z3 terms of the nodes reachable from `roots`, built bottom-up.
+class Translator {
+public:
+  Translator(z3::context &z3, const TermDag &dag) : z3_(z3), dag_(dag) {}
+
+  z3::expr of(uint32_t root) {
+    std::vector<std::pair<uint32_t, bool>> stack{{root, false}};
+    while (!stack.empty()) {
+      auto [i, expanded] = stack.back();
+      stack.pop_back();
+      if (done_.count(i))
+        continue;
+      const Node &n = dag_.node(i);
+      if (expanded) {
+        z3::expr_vector kids(z3_);
+        for (uint32_t k = 0; k < n.kidCount; ++k)
+          kids.push_back(done_.at(dag_.kidsOf(n)[k]));
+        done_.emplace(i, combine(z3_, n, dag_, kids));
+        continue;
+      }
+      stack.push_back({i, true});
+      for (uint32_t k = n.kidCount; k-- > 0;)
+        stack.push_back({dag_.kidsOf(n)[k], false});
+    }
+    return done_.at(root);
+  }
+
+private:
+  z3::context &z3_;
+  const TermDag &dag_;
+  std::unordered_map<uint32_t, z3::expr> done_;
+};
+
+unsigned resourceLimitOf(const SolverOptions &o) {
+  // About 2000 resource units per millisecond on this project's machines;
+  // the rlimit is what makes answers deterministic, so it must bind first.
+  return o.resourceLimit ? o.resourceLimit : std::max(1000000u, o.timeoutMs * 2000u);
+}
+
+z3::solver makeSolver(z3::context &z3, const SolverOptions &o) {
+  // A fixed tactic pipeline, no portfolio: Z3's default combined solver
+  // switches strategies on wall-clock time, which made the same query's
+  // answer depend on machine load; here the seed and the rlimit decide
+  // everything. Solving the equalities first (every query defines many
+  // variables by one) made the random-edge mix about 3x faster than the
+  // plain SMT kernel and removed the queries on which that one ran into its
+  // limit (bench/README.md, "Checker at scale").
+  z3::tactic pipeline = z3::tactic(z3, "simplify") & z3::tactic(z3, "propagate-values") &
+                        z3::tactic(z3, "solve-eqs") & z3::tactic(z3, "smt");
+  z3::solver s = pipeline.mk_solver();
+  z3::params p(z3);
+  p.set("timeout", o.timeoutMs);
+  p.set("rlimit", resourceLimitOf(o));
+  p.set("random_seed", o.randomSeed);
+  s.set(p);
+  return s;
+}
+
+void addQuery(z3::solver &s, Translator &t, const std::vector<uint32_t> &roots) {
+  for (uint32_t r : roots)
+    s.add(t.of(r));
+}
+
+/// Reads the model variables; a value outside int64 makes the answer Unknown.
+void readModel(const z3::model &m, const TermDag &dag, Translator &t,
+               const std::vector<std::string> &modelVars, QueryResult &r) {
+  for (const auto &v : modelVars) {
+    int64_t node = dag.findVar(v);
+    SC_ASSERT(node >= 0, "model variable " + v + " was never created");
+    z3::expr val = m.eval(t.of(static_cast<uint32_t>(node)), true);
+    int64_t x = 0;
+    if (!val.is_numeral_i64(x)) {
+      r.answer = Answer::Unknown;
+      r.reason = "model value out of range";
+      r.model.clear();
+      return;
+    }
+    r.model[v] = x;
+  }
+}
+
+/// Z3 allocates and frees megabytes per solved query; glibc would hand
+/// those back to the kernel each time and fault them in again (a third of a
+/// cold 126-layer check, measured with a context per query). Keeping freed
+/// memory in the process costs nothing in peak size.
+void keepFreedMemoryInProcess() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  });
+}
+
+} // namespace
+
+QueryResult solveWithZ3(SolverBackend &backend, const TermDag &dag,
+                        const std::vector<uint32_t> &roots,
+                        const std::vector<std::string> &modelVars, const SolverOptions &options,
+                        std::string *smtText) {
+  keepFreedMemoryInProcess();
+  z3::context &z3 = backend.impl().z3;
+  Translator t(z3, dag);
+  z3::solver s = makeSolver(z3, options);
+  addQuery(s, t, roots);
+  if (smtText)
+    *smtText = s.to_smt2();
+  QueryResult r;
+  switch (s.check()) {
+  case z3::unsat:
+    r.answer = Answer::Unsat;
+    break;
+  case z3::sat:
+    r.answer = Answer::Sat;
+    readModel(s.get_model(), dag, t, modelVars, r);
+    break;
+  case z3::unknown:
+    r.answer = Answer::Unknown;
+    r.reason = s.reason_unknown();
+    break;
+  }
+  return r;
+}
+
+std::string smtLibText(const TermDag &dag, const std::vector<uint32_t> &roots) {
+  z3::context z3;
+  Translator t(z3, dag);
+  z3::solver s(z3);
+  addQuery(s, t, roots);
+  return s.to_smt2();
+}
+
+} // namespace shardcheck::smt
