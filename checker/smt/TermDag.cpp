@@ -64,11 +64,10 @@ void appendNumber(std::string &out, int64_t v) {
 
 std::string TermDag::canonicalKey(const std::vector<uint32_t> &roots,
                                   const std::vector<std::string> &modelVars) const {
-  // Iterative post-order walk: a node is written once all its kids have
-  // local numbers, so the text is a topological listing of the query.
+  // Post-order: a node is written once all its kids have local numbers, so
+  // the text is a topological listing of the query.
   std::unordered_map<uint32_t, uint32_t> local;
   std::string out;
-  std::vector<std::pair<uint32_t, bool>> stack;
   auto emit = [&](uint32_t i) {
     const Node &n = nodes_[i];
     out += static_cast<char>('A' + static_cast<int>(n.op));
@@ -84,22 +83,8 @@ std::string TermDag::canonicalKey(const std::vector<uint32_t> &roots,
     local.emplace(i, static_cast<uint32_t>(local.size()));
   };
   for (uint32_t root : roots) {
-    stack.push_back({root, false});
-    while (!stack.empty()) {
-      auto [i, expanded] = stack.back();
-      stack.pop_back();
-      if (local.count(i))
-        continue;
-      if (expanded) {
-        emit(i);
-        continue;
-      }
-      stack.push_back({i, true});
-      const Node &n = nodes_[i];
-      for (uint32_t k = n.kidCount; k-- > 0;)
-        if (!local.count(kidsOf(n)[k]))
-          stack.push_back({kidsOf(n)[k], false});
-    }
+    postOrder(
+        root, [&](uint32_t i) { return local.count(i) > 0; }, emit);
     out += "!";
     appendNumber(out, local.at(root));
     out += '\n';

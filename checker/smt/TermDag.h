@@ -58,6 +58,28 @@ public:
   /// The node of a variable created before, or -1.
   int64_t findVar(const std::string &name) const;
 
+  /// Calls `visit(i)` for every node below `root` (and the root last) whose
+  /// `seen(i)` is false, each after its kids: an iterative post-order walk
+  /// (terms can be deep). `visit` must make `seen` true.
+  template <typename Seen, typename Visit>
+  void postOrder(uint32_t root, Seen seen, Visit visit) const {
+    std::vector<std::pair<uint32_t, bool>> stack{{root, false}};
+    while (!stack.empty()) {
+      auto [i, expanded] = stack.back();
+      stack.pop_back();
+      if (seen(i))
+        continue;
+      if (expanded) {
+        visit(i);
+        continue;
+      }
+      stack.push_back({i, true});
+      const Node &n = nodes_[i];
+      for (uint32_t k = n.kidCount; k-- > 0;)
+        stack.push_back({kidsOf(n)[k], false});
+    }
+  }
+
   /// The canonical text of the DAG part reachable from `roots`, in order,
   /// followed by `modelVars`. Equal iff the queries are structurally equal.
   std::string canonicalKey(const std::vector<uint32_t> &roots,

@@ -68,24 +68,15 @@ public:
   Translator(z3::context &z3, const TermDag &dag) : z3_(z3), dag_(dag) {}
 
   z3::expr of(uint32_t root) {
-    std::vector<std::pair<uint32_t, bool>> stack{{root, false}};
-    while (!stack.empty()) {
-      auto [i, expanded] = stack.back();
-      stack.pop_back();
-      if (done_.count(i))
-        continue;
-      const Node &n = dag_.node(i);
-      if (expanded) {
-        z3::expr_vector kids(z3_);
-        for (uint32_t k = 0; k < n.kidCount; ++k)
-          kids.push_back(done_.at(dag_.kidsOf(n)[k]));
-        done_.emplace(i, combine(z3_, n, dag_, kids));
-        continue;
-      }
-      stack.push_back({i, true});
-      for (uint32_t k = n.kidCount; k-- > 0;)
-        stack.push_back({dag_.kidsOf(n)[k], false});
-    }
+    dag_.postOrder(
+        root, [&](uint32_t i) { return done_.count(i) > 0; },
+        [&](uint32_t i) {
+          const Node &n = dag_.node(i);
+          z3::expr_vector kids(z3_);
+          for (uint32_t k = 0; k < n.kidCount; ++k)
+            kids.push_back(done_.at(dag_.kidsOf(n)[k]));
+          done_.emplace(i, combine(z3_, n, dag_, kids));
+        });
     return done_.at(root);
   }
 
