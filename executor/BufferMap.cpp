@@ -6,7 +6,7 @@
 namespace shardcheck {
 
 BufferMap::BufferMap(const Plan &plan, const FusionGraph &graph, const Bindings &symbols)
-    : plan_(plan), graph_(graph) {
+    : plan_(plan), graph_(graph), symbols_(symbols) {
   for (const auto &[t, tv] : plan.fusion.tensors)
     layouts_.emplace(t, TensorLayout::build(plan.fusion, t, symbols, plan.devices));
 }
@@ -48,6 +48,8 @@ int64_t BufferMap::neededElement(size_t expr, size_t operand, int64_t consumerEl
     auto c = e.map.consumerOf(producerData[q]);
     if (!c)
       continue; // Unmapped: a squeezed broadcast (index 0).
+    if (f.id(*c).isReduction() && f.id(*c).extent.evaluate(symbols_) == 1)
+      continue; // A reduction over one element: index 0, like a broadcast.
     if (f.id(*c).isReduction())
       throwInputError("plan-invalid",
                       "a view of T" + std::to_string(e.producer) +

@@ -68,6 +68,7 @@ private:
 
   const Plan &plan_;
   const FusionGraph &graph_;
+  Bindings symbols_;
   std::map<TensorNum, TensorLayout> layouts_;
   mutable std::map<std::pair<std::string, int64_t>, std::vector<int64_t>> cache_;
 };

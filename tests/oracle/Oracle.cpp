@@ -24,6 +24,13 @@ bool edgeProved(const EdgeVerdict &v) {
   return v.status == Status::Proved && v.lowering.kind != CommKind::Unsupported;
 }
 
+/// Whether the fusion multiplies values (a `*` or a `mul` reduction), where
+/// large integer inputs would leave double's exact range.
+bool multiplies(const FusionSpec &spec) {
+  return std::any_of(spec.exprs.begin(), spec.exprs.end(),
+                     [](const ExprSpec &e) { return e.op == "*" || e.op == "mul"; });
+}
+
 std::string edgeName(const EdgeVerdict &v) {
   return "T" + std::to_string(v.producer) + " -> T" + std::to_string(v.consumer);
 }
@@ -327,10 +334,16 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
     r.runLog.push_back("  not run: refuted by nvFuser's runtime rule `" + cex->rule + "`");
     return;
   }
-  for (int seed = 1; seed <= options_.refutedSeeds; ++seed) {
-    Attempt a = tryRun(plan, r.verdicts, *b, static_cast<uint64_t>(seed), false, true,
-                       options_.integerRange);
-    r.runLog.push_back("  run: " + a.line);
+  std::vector<std::pair<int, int>> tries; // (seed, integer range)
+  for (int seed = 1; seed <= options_.refutedSeeds; ++seed)
+    tries.push_back({seed, options_.integerRange});
+  if (!multiplies(r.spec))
+    for (int k = 1; k <= options_.wideSeeds; ++k)
+      tries.push_back({options_.refutedSeeds + k, options_.wideRange});
+  for (const auto &[seed, range] : tries) {
+    Attempt a = tryRun(plan, r.verdicts, *b, static_cast<uint64_t>(seed), false, true, range);
+    if (range == options_.integerRange || !a.matched)
+      r.runLog.push_back("  run: " + a.line + (range == options_.integerRange ? "" : " (wide inputs)"));
     if (!a.matched) {
       r.compilerOutcome = a.outcome == "wrong-values" ? "refuted-wrong-values" : "refuted-failed";
       return;
@@ -343,7 +356,7 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
            refuted->compiler->lowering.str() + ", is refuted (" +
            (refuted->compiler->counterexample ? refuted->compiler->counterexample->message
                                               : refuted->compiler->reason) +
-           ") but matches the reference with " + std::to_string(options_.refutedSeeds) + " seeds"});
+           ") but matches the reference with " + std::to_string(tries.size()) + " seeds"});
 }
 
 // ---------------------------------------------------------------------------
