@@ -247,6 +247,20 @@ std::optional<NvfuserRuntime> Checker::runtimeOf(const Expr &expr) const {
   return std::nullopt;
 }
 
+EdgeVerdict Checker::notCheckedInTime(const Fusion &fusion, const FusionEdge &edge,
+                                      EdgeVerdict v) {
+  const std::string why = "not checked: the run's --time-limit was reached";
+  v.lowering = noLowering(CommKind::None);
+  v.status = Status::Unknown;
+  v.reason = why;
+  if (auto cv = compilerChoice(fusion, edge)) {
+    cv->status = Status::Unknown;
+    cv->reason = why;
+    v.compiler = std::move(cv);
+  }
+  return v;
+}
+
 EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
                                const std::vector<int64_t> &universe) {
   EdgeVerdict v;
@@ -260,6 +274,9 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
   smt::SolverOptions so;
   so.timeoutMs = options_.timeoutMs;
   so.smtDumpDir = options_.smtDumpDir;
+  so.deadline = options_.deadline;
+  if (so.deadline && std::chrono::steady_clock::now() >= *so.deadline)
+    return notCheckedInTime(fusion, edge, std::move(v));
   smt::Context ctx(so, &queryCache_, &stats_.solver, &solverBackend_);
   EdgeChecker ec(fusion, edge, ctx, universe);
 
@@ -537,6 +554,7 @@ void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &grap
       smt::SolverOptions so;
       so.timeoutMs = options_.timeoutMs;
       so.smtDumpDir = options_.smtDumpDir;
+      so.deadline = options_.deadline;
       smt::Context ctx(so, &queryCache_, &stats_.solver, &solverBackend_);
       Outcome o = ExprChecker(fusion, operands, ctx, universe).checkPartials(v.lowering);
       if (o.kind == Outcome::Kind::Proved) {

@@ -19,6 +19,7 @@
 #include "checker/smt/Smt.h"
 #include "ir/FusionGraph.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -37,6 +38,9 @@ struct CheckOptions {
   int64_t devices = 0;
   /// Whose runtime rules compiler choices are confirmed against.
   NvfuserRuntime runtime = NvfuserRuntime::Dec2024;
+  /// `--time-limit`: past it, every query and every edge not yet checked is
+  /// unknown (never proved); see smt::SolverOptions::deadline.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 /// The compiler's own choice for an edge and its verdict.
@@ -92,6 +96,8 @@ private:
   EdgeVerdict checkEdge(const Fusion &fusion, const FusionEdge &edge,
                         const std::vector<int64_t> &universe);
   std::optional<CompilerVerdict> compilerChoice(const Fusion &fusion, const FusionEdge &edge);
+  /// `v` (located) as unknown: the run's deadline passed before its turn.
+  EdgeVerdict notCheckedInTime(const Fusion &fusion, const FusionEdge &edge, EdgeVerdict v);
   /// The runtime whose rules the compiler's choice for `expr` must meet.
   std::optional<NvfuserRuntime> runtimeOf(const Expr &expr) const;
   /// Expressions that reduce over several operands (matmul, linear): a

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -29,6 +30,8 @@ own choices (host IR Communications, resharding Sets).
 options:
   --format text|json   output style (default: text)
   --timeout-ms N       per-query solver time limit (default: 10000)
+  --time-limit S       the whole run's limit in seconds: edges not decided by
+                       then are unknown (exit 3), never proved
   --devices N          devices 0..N-1 hold tensors that have no mesh
   --smt-dump DIR       write every SMT query as SMT-LIB2 into DIR
   --nvfuser-runtime 2024-12|2024-11
@@ -52,6 +55,8 @@ bad usage; 3 something unknown and nothing refuted.
 )";
 
 constexpr const char *kVersion = kShardcheckVersion;
+constexpr int64_t kMaxTimeoutMs = 3600 * 1000; ///< One hour per query.
+constexpr int64_t kMaxTimeLimitS = 7 * 24 * 3600; ///< A week per run.
 
 struct Options {
   bool json = false;
@@ -110,9 +115,17 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
     } else if (a == "--timeout-ms") {
       auto v = value();
       auto n = v ? parseCount(*v) : std::nullopt;
-      if (!n || *n == 0)
-        return bad("--timeout-ms takes a positive number of milliseconds");
+      if (!n || *n == 0 || *n > kMaxTimeoutMs)
+        return bad("--timeout-ms takes a number of milliseconds between 1 and " +
+                   std::to_string(kMaxTimeoutMs));
       o.check.timeoutMs = static_cast<unsigned>(*n);
+    } else if (a == "--time-limit") {
+      auto v = value();
+      auto n = v ? parseCount(*v) : std::nullopt;
+      if (!n || *n == 0 || *n > kMaxTimeLimitS)
+        return bad("--time-limit takes a number of seconds between 1 and " +
+                   std::to_string(kMaxTimeLimitS));
+      o.check.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*n);
     } else if (a == "--devices") {
       auto v = value();
       auto n = v ? parseCount(*v) : std::nullopt;
@@ -159,6 +172,15 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
     return bad("--emit-plan plans one fusion: give exactly one input file");
   if (o.emitPlan.empty() && o.planFusion)
     return bad("--fusion selects the fusion --emit-plan plans");
+  std::error_code ec;
+  if (!o.emitPlan.empty() && std::filesystem::equivalent(o.emitPlan, o.files.front(), ec))
+    return bad("--emit-plan " + o.emitPlan + " is the input file; the plan would overwrite it");
+  if (!o.check.smtDumpDir.empty()) {
+    std::filesystem::create_directories(o.check.smtDumpDir, ec);
+    if (ec || !std::filesystem::is_directory(o.check.smtDumpDir))
+      return bad("--smt-dump " + o.check.smtDumpDir + ": cannot create the directory" +
+                 (ec ? " (" + ec.message() + ")" : std::string()));
+  }
   return std::nullopt;
 }
 
@@ -200,8 +222,10 @@ void reportEdge(const EdgeVerdict &v, DiagnosticEngine &diags) {
     d.severity = Severity::Note;
     d.message = head + v.lowering.str() + " " + statusName(v.status);
   }
+  // The witness disproves "no communication"; it is a counterexample to the
+  // verdict only when the edge is refuted (an unknown one has none).
   if (v.counterexample && v.lowering.kind != CommKind::None)
-    d.addNote((v.status == Status::Proved ? "communication is needed: " : "counterexample: ") +
+    d.addNote((v.status == Status::Refuted ? "counterexample: " : "communication is needed: ") +
                   v.counterexample->message,
               v.loc);
   for (const auto &step : v.steps)
@@ -355,13 +379,23 @@ FileResult checkFile(const std::string &path, const Options &o, Checker &checker
       r.unreadable = true;
       continue;
     }
-    std::vector<EdgeVerdict> verdicts = checker.checkFusion(fusion, *graph);
-    for (const auto &v : verdicts) {
-      reportEdge(v, r.diags);
-      tally(v, summary);
-      r.edges.emplace_back(fi, v);
+    // Bad input the readers could not see (a size that overflows only once
+    // derived) surfaces here; the fusion then counts as unreadable (exit 2).
+    try {
+      std::vector<EdgeVerdict> verdicts = checker.checkFusion(fusion, *graph);
+      for (const auto &v : verdicts) {
+        reportEdge(v, r.diags);
+        tally(v, summary);
+        r.edges.emplace_back(fi, v);
+      }
+      emitPlanIfAsked(o, doc, fi, fusion, *graph, verdicts, r, writeFailed);
+    } catch (const InputError &e) {
+      Diagnostic d = e.diagnostic();
+      if (d.loc.file.empty())
+        d.loc = fusion.loc;
+      r.diags.add(std::move(d));
+      r.unreadable = true;
     }
-    emitPlanIfAsked(o, doc, fi, fusion, *graph, verdicts, r, writeFailed);
   }
   return r;
 }

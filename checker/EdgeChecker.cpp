@@ -26,18 +26,14 @@ const char *outcomeKindName(Outcome::Kind k) {
 
 namespace {
 
+/// The most producer devices a counterexample names as holders.
+constexpr size_t kMaxListedHolders = 64;
+
 std::string indexStr(const std::vector<int64_t> &v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i)
     s += (i ? ", " : "") + std::to_string(v[i]);
   return s + "]";
-}
-
-std::string devicesStr(const std::vector<int64_t> &v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? " " : "") + std::to_string(v[i]);
-  return s + ")";
 }
 
 /// Devices that receive data in a team, per kind. A Broadcast or Scatter
@@ -167,10 +163,7 @@ smt::Int sumOf(smt::Context &ctx, const std::vector<std::string> &vars) {
 smt::Int EdgeChecker::deviceAmong(const std::string &name, const std::vector<int64_t> &devices,
                                   std::vector<smt::Bool> &constraints) {
   smt::Int d = ctx_.intVar(name);
-  std::vector<smt::Bool> options;
-  for (int64_t dev : devices)
-    options.push_back(d == dev);
-  constraints.push_back(ctx_.any(options));
+  constraints.push_back(isAmong(ctx_, devices, d));
   return d;
 }
 
@@ -248,8 +241,11 @@ Outcome EdgeChecker::checkLocal() {
     ElementTerms x = neededElement(y, "x", a);
     a.push_back(!enc_.holds(producer_, d, x));
     auto producers = producerDevices();
+    // The holders are for the counterexample only: one variable per device,
+    // so they are not asked for on large meshes.
+    const bool listHolders = producers.size() <= kMaxListedHolders;
     std::vector<std::string> vars{"d"};
-    for (size_t i = 0; i < producers.size(); ++i) {
+    for (size_t i = 0; listHolders && i < producers.size(); ++i) {
       smt::Int h = ctx_.intVar("h" + std::to_string(i));
       a.push_back(h == ctx_.ite(enc_.holds(producer_, ctx_.intVal(producers[i]), x), ctx_.intVal(1),
                                 ctx_.intVal(0)));
@@ -266,8 +262,10 @@ Outcome EdgeChecker::checkLocal() {
     cex.message = "device " + std::to_string(cex.device) + " holds " + consumer_.name() +
                   indexStr(cex.consumerIndex) + ", which needs " + producer_.name() +
                   indexStr(cex.producerIndex) + ", but does not hold it; " +
-                  (cex.holders.empty() ? std::string("no device holds it")
-                                       : "it is held by devices " + devicesStr(cex.holders));
+                  (!listHolders        ? "its holders are not listed on a mesh of more than " +
+                                             std::to_string(kMaxListedHolders) + " devices"
+                   : cex.holders.empty() ? std::string("no device holds it")
+                                         : "it is held by devices " + devicesStr(cex.holders));
     return Outcome::refuted(std::move(cex));
   } catch (const Unsupported &u) {
     return Outcome::unsupported(u.what());
@@ -404,16 +402,8 @@ Outcome EdgeChecker::checkSlots(const Lowering &lowering, const Team &team) {
   smt::Int t = ctx_.intVar("t");
   a.push_back(t == enc_.offset(consumer_, y));
 
-  // member(i) and rank(d) as tables over the team.
-  auto member = [&](const smt::Int &i) {
-    smt::Int m = ctx_.intVal(-1);
-    for (int64_t r = n - 1; r >= 0; --r)
-      m = ctx_.ite(i == r, ctx_.intVal(members[r]), m);
-    return m;
-  };
-  smt::Int rank = ctx_.intVal(-1);
-  for (int64_t r = n - 1; r >= 0; --r)
-    rank = ctx_.ite(d == members[r], ctx_.intVal(r), rank);
+  auto member = [&](const smt::Int &i) { return memberAt(ctx_, members, i); };
+  smt::Int rank = rankIn(ctx_, members, d);
 
   smt::Int src = d, srcOffset = t;
   switch (k) {
@@ -666,15 +656,12 @@ Outcome EdgeChecker::checkBufferSum(const Lowering &lowering, const Team &team) 
   // the members' elements at src(t) are exactly the elements the consumer's
   // element at t needs, each once.
   const auto &members = team.devices;
-  auto n = static_cast<int64_t>(members.size());
   std::vector<int64_t> recv = receivers(lowering, team, consumerDevices());
   smt::Int srcT = ctx_.intVar("s");
   auto slotOf = [&](std::vector<smt::Bool> &a, ElementTerms &y, const smt::Int &d) {
     smt::Int t = ctx_.intVar("t");
     a.push_back(t == enc_.offset(consumer_, y));
-    smt::Int rank = ctx_.intVal(0);
-    for (int64_t r = n - 1; r >= 0; --r)
-      rank = ctx_.ite(d == members[r], ctx_.intVal(r), rank);
+    smt::Int rank = rankIn(ctx_, members, d); // d receives, so it is a member.
     if (lowering.kind == CommKind::ReduceScatter) {
       requireFlatScatter();
       a.push_back(srcT == rank * enc_.count(consumer_) + t);

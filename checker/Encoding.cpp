@@ -3,8 +3,10 @@
 #include "checker/Encoding.h"
 
 #include "ir/Constraints.h"
+#include "util/Checked.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <deque>
 
 namespace shardcheck {
@@ -164,19 +166,83 @@ std::vector<smt::Int> Encoder::logicalIndices(const ElementTerms &e) {
   return r;
 }
 
-smt::Bool Encoder::inMesh(const smt::Int &device, const DeviceMesh &mesh) {
+std::optional<Progression> progressionOf(const std::vector<int64_t> &d) {
+  if (d.empty())
+    return std::nullopt;
+  auto step = d.size() > 1 ? checkedAdd(d[1], -d[0]) : std::optional<int64_t>(1);
+  if (!step || *step == 0)
+    return std::nullopt;
+  for (size_t i = 1; i < d.size(); ++i)
+    if (checkedAdd(d[i], -d[i - 1]) != step)
+      return std::nullopt;
+  return Progression{d[0], *step};
+}
+
+namespace {
+/// i of devices[i] = base + step * i, for a device of the list.
+smt::Int positionIn(smt::Context &ctx, const Progression &p, const smt::Int &d) {
+  smt::Int offset = d + (-p.base);
+  return p.step == 1 ? offset : ctx.div(offset, ctx.intVal(p.step));
+}
+} // namespace
+
+smt::Bool isAmong(smt::Context &ctx, const std::vector<int64_t> &devices, const smt::Int &d) {
+  if (auto p = progressionOf(devices)) {
+    int64_t last = devices.back();
+    int64_t lo = std::min(p->base, last), hi = std::max(p->base, last);
+    smt::Bool inRange = lo <= d && d <= ctx.intVal(hi);
+    if (p->step == 1 || p->step == -1)
+      return inRange;
+    return inRange && ctx.mod(d + (-p->base), ctx.intVal(std::abs(p->step))) == 0;
+  }
   std::vector<smt::Bool> options;
-  for (int64_t d : mesh.devices())
-    options.push_back(device == d);
-  return ctx_.any(options);
+  for (int64_t dev : devices)
+    options.push_back(d == dev);
+  return ctx.any(options);
+}
+
+smt::Int memberAt(smt::Context &ctx, const std::vector<int64_t> &members, const smt::Int &i) {
+  auto n = static_cast<int64_t>(members.size());
+  if (auto p = progressionOf(members))
+    return ctx.ite(0 <= i && i < n, i * p->step + p->base, ctx.intVal(-1));
+  smt::Int m = ctx.intVal(-1);
+  for (int64_t r = n - 1; r >= 0; --r)
+    m = ctx.ite(i == r, ctx.intVal(members[r]), m);
+  return m;
+}
+
+smt::Int rankIn(smt::Context &ctx, const std::vector<int64_t> &members, const smt::Int &d) {
+  auto n = static_cast<int64_t>(members.size());
+  if (auto p = progressionOf(members))
+    return ctx.ite(isAmong(ctx, members, d), positionIn(ctx, *p, d), ctx.intVal(-1));
+  smt::Int rank = ctx.intVal(-1);
+  for (int64_t r = n - 1; r >= 0; --r)
+    rank = ctx.ite(d == members[r], ctx.intVal(r), rank);
+  return rank;
+}
+
+// A mesh whose devices form an arithmetic progression is encoded by
+// arithmetic on the device number, in terms whose size does not depend on the
+// mesh size; only a permuted mesh needs a table with one entry per device.
+smt::Bool Encoder::inMesh(const smt::Int &device, const DeviceMesh &mesh) {
+  return isAmong(ctx_, mesh.devices(), device);
 }
 
 smt::Int Encoder::coordinate(const smt::Int &device, const DeviceMesh &mesh, ParallelType didType) {
-  if (!mesh.axisOf(didType))
+  auto axis = mesh.axisOf(didType);
+  if (!axis)
     throw Unsupported(std::string(parallelTypeName(didType)) + " has no axis in " + mesh.str());
+  int64_t stride = 1; // Of the axis in the row-major device list.
+  for (int k = mesh.rank() - 1; k > *axis; --k)
+    stride *= mesh.shape()[k];
+  const int64_t extent = mesh.shape()[*axis];
+  if (auto p = progressionOf(mesh.devices()))
+    return ctx_.mod(ctx_.div(positionIn(ctx_, *p, device), ctx_.intVal(stride)),
+                    ctx_.intVal(extent));
   smt::Int c = ctx_.intVal(0);
-  for (int64_t d : mesh.devices())
-    c = ctx_.ite(device == d, ctx_.intVal(mesh.coordinate(d, didType)), c);
+  for (size_t flat = 0; flat < mesh.devices().size(); ++flat)
+    c = ctx_.ite(device == mesh.devices()[flat],
+                 ctx_.intVal(static_cast<int64_t>(flat) / stride % extent), c);
   return c;
 }
 
@@ -197,10 +263,12 @@ smt::Bool Encoder::holds(const TensorView &tv, const smt::Int &device, const Ele
                                     "its ownership is undefined");
     return ctx_.boolVal(true);
   }
-  std::set<int64_t> distinct(tv.mesh->devices().begin(), tv.mesh->devices().end());
-  if (distinct.size() != tv.mesh->devices().size())
-    throw Unsupported(tv.mesh->str() + " of " + tv.name() +
-                      " lists a device twice, so its ownership is undefined");
+  if (meshChecked_.insert(tv.number).second) {
+    std::set<int64_t> distinct(tv.mesh->devices().begin(), tv.mesh->devices().end());
+    if (distinct.size() != tv.mesh->devices().size())
+      throw Unsupported(tv.mesh->str() + " of " + tv.name() +
+                        " lists a device twice, so its ownership is undefined");
+  }
   std::vector<smt::Bool> conds{inMesh(device, *tv.mesh)};
   for (IdNum id : shardingIds(tv))
     conds.push_back(indexOf(e, id) == coordinate(device, *tv.mesh, fusion_.id(id).parallel));

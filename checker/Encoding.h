@@ -48,6 +48,25 @@ struct ElementTerms {
   smt::Bool inRange;
 };
 
+// Device lists (meshes, teams) as terms. A list that is an arithmetic
+// progression (devices[i] = base + step * i: consecutive, reversed or strided,
+// as most real meshes and teams are) becomes arithmetic whose size does not
+// depend on its length, so that a 1,024-device mesh costs what a 2-device one
+// does; any other list becomes a table with one entry per device.
+
+struct Progression {
+  int64_t base = 0;
+  int64_t step = 1; ///< Never 0.
+};
+/// The progression the list follows, or nullopt.
+std::optional<Progression> progressionOf(const std::vector<int64_t> &devices);
+/// members[i] for 0 <= i < n, else -1.
+smt::Int memberAt(smt::Context &ctx, const std::vector<int64_t> &members, const smt::Int &i);
+/// The rank of `d` among `members`, or -1 when it is not one.
+smt::Int rankIn(smt::Context &ctx, const std::vector<int64_t> &members, const smt::Int &d);
+/// Whether `d` is one of `devices`.
+smt::Bool isAmong(smt::Context &ctx, const std::vector<int64_t> &devices, const smt::Int &d);
+
 class Encoder {
 public:
   Encoder(smt::Context &ctx, const Fusion &fusion);
@@ -120,6 +139,9 @@ private:
   const Fusion &fusion_;
   std::map<std::string, std::string> userToCanonical_, canonicalToUser_;
   std::map<IdNum, smt::Int> extentCache_;
+  /// Tensors whose mesh was checked for duplicate devices (once each: a
+  /// 65,536-device mesh is asked about once per device).
+  std::set<TensorNum> meshChecked_;
   std::set<std::string> assumptions_;
   std::vector<smt::Bool> symbolConstraints_;
 };

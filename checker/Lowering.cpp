@@ -1,6 +1,8 @@
 // Names and printing of the checker's vocabulary; see Lowering.h.
 #include "checker/Lowering.h"
 
+#include <algorithm>
+
 #include <array>
 
 namespace shardcheck {
@@ -21,13 +23,18 @@ constexpr std::array<std::pair<CommKind, const char *>, 12> kCommNames{{
     {CommKind::Unsupported, "unsupported"},
 }};
 
+} // namespace
+
 std::string devicesStr(const std::vector<int64_t> &v) {
+  // A long run of consecutive devices (a 1,024-device team) in one token.
+  if (v.size() > 16 && v.back() - v.front() == static_cast<int64_t>(v.size()) - 1 &&
+      std::is_sorted(v.begin(), v.end()))
+    return "(" + std::to_string(v.front()) + ".." + std::to_string(v.back()) + ")";
   std::string s = "(";
   for (size_t i = 0; i < v.size(); ++i)
     s += (i ? " " : "") + std::to_string(v[i]);
   return s + ")";
 }
-} // namespace
 
 const char *commKindName(CommKind k) {
   for (const auto &[kind, name] : kCommNames)

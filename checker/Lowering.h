@@ -32,6 +32,10 @@ enum class CommKind {
 };
 
 const char *commKindName(CommKind k);
+
+/// A device list as messages print it: `(0 1 3)`; a run of more than 16
+/// consecutive devices as `(0..1023)`.
+std::string devicesStr(const std::vector<int64_t> &devices);
 std::optional<CommKind> parseCommKind(const std::string &s);
 std::optional<CommKind> commKindFromCollective(CollectiveType c);
 bool isReductionComm(CommKind k);

@@ -49,9 +49,21 @@ void SimBackend::allToAllv(const std::vector<int64_t> &team,
   runSimAllToAllv(team, counts, in, out, inputName, outputName);
 }
 
+int64_t RunReport::comparedSlots() const {
+  int64_t n = 0;
+  for (const TensorCheck &t : tensors)
+    n += t.comparison.compared;
+  return n;
+}
+
 bool RunReport::matches() const {
-  return !failure && std::all_of(tensors.begin(), tensors.end(),
-                                 [](const TensorCheck &t) { return t.comparison.matches(); });
+  if (failure)
+    return false;
+  if (!checked || steps.empty())
+    return true; // Nothing was asked to be compared, or nothing ran.
+  return comparedSlots() > 0 &&
+         std::all_of(tensors.begin(), tensors.end(),
+                     [](const TensorCheck &t) { return t.comparison.matches(); });
 }
 
 std::string RunReport::outcome() const {
@@ -59,7 +71,11 @@ std::string RunReport::outcome() const {
     return failure->kind;
   if (!checked)
     return "unchecked";
-  return matches() ? "match" : "wrong-values";
+  if (steps.empty())
+    return "no-steps";
+  if (matches())
+    return "match";
+  return comparedSlots() == 0 ? "nothing-compared" : "wrong-values";
 }
 
 namespace {

@@ -101,11 +101,16 @@ struct RunReport {
   bool checked = true;
   std::optional<RunTiming> timing;
 
-  /// No failure, and every compared tensor matches.
+  /// No failure and, for a checked run of at least one step, at least one
+  /// slot compared and every compared tensor matching: a run that ran steps
+  /// but compared nothing never matches.
   bool matches() const;
-  /// `match`, `wrong-values`, `unchecked` (ran without a reference) or the
-  /// failure's kind.
+  /// `match`, `wrong-values`, `nothing-compared` (steps ran, but no slot held
+  /// a value to compare), `no-steps` (the plan has none), `unchecked` (ran
+  /// without a reference) or the failure's kind.
   std::string outcome() const;
+  /// Slots compared over every tensor.
+  int64_t comparedSlots() const;
 };
 
 /// Where a plan runs: which devices this process holds and how collectives

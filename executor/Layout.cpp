@@ -19,6 +19,7 @@
 #include "executor/Layout.h"
 
 #include "ir/FusionGraph.h"
+#include "util/Checked.h"
 
 #include <algorithm>
 #include <numeric>
@@ -37,19 +38,23 @@ std::string indexStr(const std::vector<int64_t> &index) {
 }
 
 int64_t product(const std::vector<int64_t> &extents) {
-  return std::accumulate(extents.begin(), extents.end(), int64_t{1}, std::multiplies<>());
+  int64_t n = 1;
+  for (int64_t e : extents)
+    n = mulOrThrow(n, e, "a layout's element count");
+  return n;
 }
 
 /// Row-major strides of `extents`.
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &extents) {
   std::vector<int64_t> strides(extents.size(), 1);
   for (size_t i = extents.size(); i-- > 1;)
-    strides[i - 1] = strides[i] * extents[i];
+    strides[i - 1] = mulOrThrow(strides[i], extents[i], "a layout's stride");
   return strides;
 }
 
+/// For a >= 0, b > 0; never forms a + b - 1, which can overflow.
 int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
+  return a / b + (a % b != 0);
 }
 
 /// Whether a layout ID contributes extent 1 and index 0 to the buffer.
@@ -144,7 +149,7 @@ private:
   std::vector<int64_t> outputExtents(const Transform &t) {
     requireSplitOrMerge(t, t.outputs.front());
     if (t.kind == Transform::Kind::Merge)
-      return {extentOf(t.inputs[0]) * extentOf(t.inputs[1])};
+      return {mulOrThrow(extentOf(t.inputs[0]), extentOf(t.inputs[1]), "a merge's extent")};
     int64_t in = extentOf(t.inputs[0]);
     int64_t factor = evaluate(t.factor, "split factor");
     if (factor < 1)
@@ -249,7 +254,7 @@ private:
       emitForward(n);
       axes.push_back(*axis);
       digits_.push_back({reg(n), mesh.shape()[*axis], 1});
-      keys *= mesh.shape()[*axis];
+      keys = mulOrThrow(keys, mesh.shape()[*axis], "the device count of " + mesh.str());
     }
     for (size_t k = digits_.size(); k-- > 1;)
       digits_[k - 1].stride = digits_[k].stride * digits_[k].radix;

@@ -5,6 +5,7 @@
 #include "executor/Pointwise.h"
 #include "executor/Reference.h"
 #include "executor/Tensor.h"
+#include "util/Checked.h"
 
 #include <cmath>
 #include <limits>
@@ -153,7 +154,7 @@ private:
     c.form = LocalCompute::Form::Gemm;
     c.m = 1;
     for (size_t i = 0; i < rows; ++i)
-      c.m *= out.extent[i];
+      c.m = mulOrThrow(c.m, out.extent[i], "a matmul's row count");
     c.n = out.extent[rows];
     c.k = a->extent[rows];
     c.transposeB = linear;

@@ -4,14 +4,23 @@
 #include "executor/Backends.h"
 #include "executor/Executor.h"
 #include "util/Version.h"
+#ifdef SHARDCHECK_HAVE_MPI
+#include "executor/mpi/MpiBackend.h"
+#endif
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace shardcheck {
@@ -30,24 +39,30 @@ options:
                          mpirun -np <devices>) or nccl (GPUs: one process
                          driving one GPU per device, or one process per GPU
                          under mpirun)
-  --gpus N               nccl, one process: the GPUs to drive (default: one
-                         per plan device)
-  --timeout-s S          nccl: a collective that does not finish within S
-                         seconds aborts the run (default 60)
-  --seed N               seed of the pseudo-random inputs (default 1)
-  --bind NAME=VALUE      value of a symbolic extent (repeat for each symbol)
+  --gpus N               nccl only, one process: the GPUs to drive (default:
+                         one per plan device)
+  --timeout-s S          mpi and nccl only: a wait for the other processes or
+                         GPUs longer than S seconds (1 to 1000000, default 60)
+                         ends the run. nccl: the communicators are aborted
+                         (exit status 1). mpi: the waiting process names its
+                         rank, the step and what it waited for, and ends the
+                         job with MPI_Abort; mpirun exits with status 4
+  --seed N               seed of the pseudo-random inputs (0 to 2^64-1,
+                         default 1)
+  --bind NAME=VALUE      value of a symbol of the plan (a non-negative 64-bit
+                         integer; repeat for each symbol)
   --bind-auto            bind every other symbol to a small size that satisfies
                          the plan's constraints (printed)
   --report FILE          write a JSON report to FILE
-  --indexed-compute      run compute steps from index maps over local buffers,
-                         as GPU kernels do (sim and mpi backends)
-  --repeat N             after the checked run, run the plan N times pipelined
-                         (nccl: compute steps not waited for) and N times with
-                         every step synchronized; print the median and minimum
-                         time per run and the median per step (a benchmark;
-                         see bench/)
-  --warmup N             untimed runs before each kind of --repeat runs
-                         (default 0)
+  --indexed-compute      sim and mpi only: run compute steps from index maps
+                         over local buffers, as GPU kernels do
+  --repeat N             after the checked run, run the plan N (1 to 1000000)
+                         times pipelined (nccl: compute steps not waited for)
+                         and N times with every step synchronized; print the
+                         median and minimum time per run and the median per
+                         step (a benchmark; see bench/)
+  --warmup N             untimed runs (0 to 1000000, default 0) before each
+                         kind of --repeat runs
   --no-check             do not compute the host reference or compare (for
                          --repeat at sizes the double-precision host reference
                          cannot reach; check the same plan at smaller --bind
@@ -58,12 +73,24 @@ options:
   --help                 this text
   --version              the version
 
+A flag that the chosen backend does not read is a usage error.
+
 exit status: 0 everything matches the reference (or, with --no-check, every
-step ran); 1 a mismatch, or a step
-failed while running; 2 unreadable or inconsistent plan, bad bindings or bad
-usage; 3 the plan rests on refuted or unknown verdicts (see
---allow-unverified).
+step ran); 1 a mismatch, or a step failed while running; 2 unreadable or
+inconsistent plan, bad bindings, bad usage, or standard output or the report
+could not be written; 3 the plan rests on refuted or unknown verdicts (see
+--allow-unverified); 4 (mpi, from mpirun) a process waited longer than
+--timeout-s for the others.
 )";
+
+/// Flags that only some backends read, with those backends: given with
+/// another backend they would be ignored silently.
+const std::vector<std::pair<std::string, std::vector<std::string>>> kBackendFlags = {
+    {"--gpus", {"nccl"}}, {"--timeout-s", {"mpi", "nccl"}}, {"--indexed-compute", {"sim", "mpi"}}};
+
+/// The largest --repeat, --warmup and --timeout-s: far past any use, and far
+/// from overflowing a count of runs or a deadline.
+constexpr uint64_t kMaxCount = 1000000;
 
 struct Options {
   BackendOptions backendOptions;
@@ -73,14 +100,36 @@ struct Options {
   std::string reportFile;
   bool quiet = false;
   std::string plan;
+  std::set<std::string> flags; ///< Every flag given, for kBackendFlags.
 };
 
-std::optional<int64_t> parseInteger(const std::string &s, bool allowNegative) {
-  size_t start = allowNegative && !s.empty() && s[0] == '-' ? 1 : 0;
-  if (s.size() <= start || s.size() - start > 18 ||
-      s.find_first_not_of("0123456789", start) != std::string::npos)
+/// `s` as a decimal integer in [min, max] (digits only: no sign, no
+/// spaces), or nullopt.
+std::optional<uint64_t> parseDecimal(const std::string &s, uint64_t min, uint64_t max) {
+  uint64_t v = 0;
+  const char *end = s.data() + s.size();
+  auto [at, ec] = std::from_chars(s.data(), end, v);
+  if (s.empty() || s[0] < '0' || s[0] > '9' || ec != std::errc() || at != end || v < min ||
+      v > max)
     return std::nullopt;
-  return std::stoll(s);
+  return v;
+}
+
+std::string joined(const std::vector<std::string> &v, const std::string &separator) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? separator : "") + v[i];
+  return s;
+}
+
+/// The usage error for a flag the chosen backend does not read, or "".
+std::string flagForAnotherBackend(const Options &o) {
+  for (const auto &[flag, backends] : kBackendFlags)
+    if (o.flags.count(flag) &&
+        std::find(backends.begin(), backends.end(), o.backend) == backends.end())
+      return flag + " applies to the " + joined(backends, " and ") + " backend" +
+             (backends.size() > 1 ? "s" : "") + " only, not to --backend " + o.backend;
+  return "";
 }
 
 std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, std::ostream &out,
@@ -96,6 +145,17 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
         return std::nullopt;
       return args[++i];
     };
+    // The flag's value as an integer in [min, max]; nullopt after reporting.
+    auto number = [&](uint64_t min, uint64_t max) -> std::optional<uint64_t> {
+      auto v = value();
+      auto n = v ? parseDecimal(*v, min, max) : std::nullopt;
+      if (!n)
+        bad(a + " takes an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+            (v ? " (got '" + *v + "')" : ""));
+      return n;
+    };
+    if (a.size() > 1 && a[0] == '-')
+      o.flags.insert(a);
     if (a == "--help" || a == "-h") {
       out << kUsage;
       return 0;
@@ -107,26 +167,23 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
     if (a == "--quiet") {
       o.quiet = true;
     } else if (a == "--gpus") {
-      auto v = value();
-      auto n = v ? parseInteger(*v, false) : std::nullopt;
-      if (!n || *n < 1 || *n > 4096)
-        return bad("--gpus takes a GPU count");
+      auto n = number(1, 4096);
+      if (!n)
+        return 2;
       o.backendOptions.gpus = static_cast<int>(*n);
     } else if (a == "--timeout-s") {
-      auto v = value();
-      auto n = v ? parseInteger(*v, false) : std::nullopt;
-      if (!n || *n < 1)
-        return bad("--timeout-s takes a positive number of seconds");
+      auto n = number(1, kMaxCount);
+      if (!n)
+        return 2;
       o.backendOptions.timeoutSeconds = static_cast<double>(*n);
     } else if (a == "--indexed-compute") {
       o.run.indexedCompute = true;
     } else if (a == "--no-check") {
       o.run.check = false;
     } else if (a == "--repeat" || a == "--warmup") {
-      auto v = value();
-      auto n = v ? parseInteger(*v, false) : std::nullopt;
-      if (!n || *n > 1000000 || (a == "--repeat" && *n < 1))
-        return bad(a + " takes a count" + (a == "--repeat" ? " of at least 1" : ""));
+      auto n = number(a == "--repeat" ? 1 : 0, kMaxCount);
+      if (!n)
+        return 2;
       (a == "--repeat" ? o.run.repeats : o.run.warmup) = static_cast<int>(*n);
     } else if (a == "--bind-auto") {
       o.bindAuto = true;
@@ -138,21 +195,23 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
         return bad("--backend takes 'sim', 'mpi' or 'nccl'");
       o.backend = *v;
     } else if (a == "--seed") {
-      auto v = value();
-      auto n = v ? parseInteger(*v, false) : std::nullopt;
+      auto n = number(0, std::numeric_limits<uint64_t>::max());
       if (!n)
-        return bad("--seed takes a non-negative integer");
-      o.run.seed = static_cast<uint64_t>(*n);
+        return 2;
+      o.run.seed = *n;
     } else if (a == "--bind") {
       auto v = value();
       auto eq = v ? v->find('=') : std::string::npos;
-      auto n = eq != std::string::npos ? parseInteger(v->substr(eq + 1), true) : std::nullopt;
-      if (!n || eq == 0)
-        return bad("--bind takes NAME=VALUE with an integer VALUE, e.g. --bind i0=128");
-      std::string name = v->substr(0, eq);
+      if (eq == std::string::npos || eq == 0)
+        return bad("--bind takes NAME=VALUE, e.g. --bind i0=128");
+      std::string name = v->substr(0, eq), text = v->substr(eq + 1);
+      auto n = parseDecimal(text, 0, std::numeric_limits<int64_t>::max());
+      if (!n)
+        return bad("--bind " + name + ": '" + text + "' is not an integer from 0 to " +
+                   std::to_string(std::numeric_limits<int64_t>::max()));
       if (o.run.symbols.count(name))
         return bad("--bind " + name + " is given twice");
-      o.run.symbols[name] = *n;
+      o.run.symbols[name] = static_cast<int64_t>(*n);
     } else if (a == "--report") {
       auto v = value();
       if (!v || v->empty())
@@ -170,6 +229,8 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
     return bad("no plan file");
   if (o.run.warmup > 0 && o.run.repeats == 0)
     return bad("--warmup needs --repeat");
+  if (std::string why = flagForAnotherBackend(o); !why.empty())
+    return bad(why);
   return std::nullopt;
 }
 
@@ -316,6 +377,11 @@ std::string outcomeLine(const RunReport &r) {
            std::to_string(r.tensors.size()) + " tensor(s) differ from the reference";
   if (!r.checked)
     return "result: unchecked: every step ran; nothing was compared (--no-check)";
+  if (r.steps.empty())
+    return "result: nothing to run: the plan has no steps";
+  if (r.comparedSlots() == 0)
+    return "result: NOTHING COMPARED: every step ran, but no slot of any tensor held a value "
+           "to compare with the reference";
   return "result: match: " + std::to_string(r.tensors.size()) +
          " tensor(s) equal the reference on every device";
 }
@@ -324,13 +390,37 @@ std::string outcomeLine(const RunReport &r) {
 
 namespace {
 
+/// The bytes of the plan file; an InputError naming the file and the
+/// system's reason when it cannot be opened or read (a directory, EIO).
+std::string readPlanFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (in) {
+    try {
+      return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    } catch (const std::ios_base::failure &) { // Thrown by the read; errno says why.
+    }
+  }
+  throwInputError("unreadable", std::string("cannot read the plan file: ") + std::strerror(errno),
+                  SourceLoc{path, 0, 0});
+}
+
+/// An InputError for a --bind name that is not a symbol of the plan (it
+/// would bind nothing, and the run would silently use other sizes).
+void checkBindNames(const Plan &plan, const Bindings &given, const std::string &file) {
+  std::vector<std::string> symbols = planSymbols(plan);
+  for (const auto &[name, value] : given)
+    if (std::find(symbols.begin(), symbols.end(), name) == symbols.end())
+      throwInputError("unknown-symbol",
+                      "--bind " + name + ": the plan has no symbol '" + name + "'; " +
+                          (symbols.empty() ? std::string("its sizes are all constant")
+                                           : "its symbols are " + joined(symbols, ", ")),
+                      SourceLoc{file, 0, 0});
+}
+
 /// Loads the plan, binds, runs. Errors are thrown (see runRunPlan).
 RunReport loadAndRun(Options &o, Backend &backend, std::ostream &out) {
-  std::ifstream in(o.plan, std::ios::binary);
-  if (!in)
-    throwInputError("unreadable", "cannot read the plan file", SourceLoc{o.plan, 0, 0});
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Plan plan = planFromJsonText(text, o.plan);
+  Plan plan = planFromJsonText(readPlanFile(o.plan), o.plan);
+  checkBindNames(plan, o.run.symbols, o.plan);
   if (o.bindAuto) {
     auto bindings = satisfyingBindings(plan, o.run.symbols);
     if (!bindings)
@@ -364,7 +454,7 @@ int finish(const Options &o, const RunReport &report, std::ostream &out, std::os
     rf << reportJson(o, report).dump(2) << "\n";
     rf.close();
     if (!rf) {
-      err << "run-plan: error: cannot write the report to " << o.reportFile << "\n";
+      err << o.reportFile << ": error: cannot write the report: " << std::strerror(errno) << "\n";
       return 2;
     }
   }
@@ -377,6 +467,9 @@ int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ost
   Options o;
   if (auto status = parseArgs(args, o, out, err))
     return *status;
+#ifdef SHARDCHECK_HAVE_MPI
+  MpiBackend::setTimeoutSeconds(o.backendOptions.timeoutSeconds); // Also the nccl coordinator's.
+#endif
   std::string why;
   std::unique_ptr<Backend> backend = createBackend(o.backend, o.backendOptions, why);
   if (!backend) {

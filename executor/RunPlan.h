@@ -4,9 +4,17 @@
 // The tool's main is one call to runPlanMain, so tests run exactly the code
 // users run. Exit statuses: 0 every tensor the plan computes matches the
 // reference; 1 a mismatch, or a step failed while running (a collective's
-// buffers did not fit it); 2 unreadable or inconsistent plan, bad bindings or
-// bad usage; 3 the plan rests on refuted or unknown verdicts and
-// --allow-unverified was not given.
+// buffers did not fit it); 2 unreadable or inconsistent plan, bad bindings
+// (a name that is not a symbol of the plan, a value that is not a
+// non-negative 64-bit integer), bad usage (a flag the chosen backend does not
+// read) or an unwritable report; 3 the plan rests on refuted or unknown
+// verdicts and --allow-unverified was not given. Under mpirun, the mpi
+// backend ends a job whose processes wait past --timeout-s with status 4
+// (executor/mpi/MpiBackend.h).
+//
+// This file does not run plans (executor/Executor.h), choose backends
+// (executor/Backends.h) or check standard output (the tool's main does,
+// tools/StdoutCheck.h).
 #pragma once
 
 #include <iosfwd>

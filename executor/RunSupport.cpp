@@ -3,9 +3,16 @@
 
 #include "executor/LocalCompute.h"
 #include "executor/Reference.h"
+#include "util/Checked.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <limits>
+#include <sstream>
 #include <unordered_map>
 
 namespace shardcheck {
@@ -39,14 +46,17 @@ void refuseUnverifiedSteps(const Plan &plan, bool allowUnverified) {
 
 Bindings checkedBindings(const Plan &plan, const Bindings &given) {
   std::vector<std::string> needed = planSymbols(plan);
-  std::string missing;
+  std::vector<std::string> missing;
   for (const std::string &s : needed)
     if (!given.count(s))
-      missing += (missing.empty() ? "" : ", ") + s;
+      missing.push_back(s);
+  std::string list;
+  for (const std::string &s : missing)
+    list += (list.empty() ? "" : ", ") + s;
   if (!missing.empty())
     throwInputError("unbound-symbol",
-                    "the plan's sizes are symbolic: bind " + missing + " (e.g. --bind " +
-                        needed.front() + "=8)",
+                    "the plan's sizes are symbolic: bind " + list + " (e.g. --bind " +
+                        missing.front() + "=8)",
                     plan.fusion.loc);
   Bindings symbols = given;
   for (const PlanConstraint &c : plan.constraints) {
@@ -61,7 +71,95 @@ Bindings checkedBindings(const Plan &plan, const Bindings &given) {
                           ": the proofs cover only sizes that satisfy it",
                       plan.fusion.loc);
   }
+  refuseOversizedRun(plan, symbols);
   return symbols;
+}
+
+namespace {
+
+// Bytes the executor keeps per element of each tensor over the whole tensor
+// (its reference value and input copy, 8 + 8, and the layout's slot and group
+// tables, 8 + 4) and per slot of each buffer on each device (the slot itself,
+// the slot's element in the buffer map, and the layout's per-group slot
+// table: 8 + 8 + 8). Measured runs stay below this; it errs high.
+constexpr int64_t kBytesPerTensorElement = 28;
+constexpr int64_t kBytesPerBufferSlot = 24;
+
+/// a * b + c, saturated at INT64_MAX (an estimate need not be exact).
+int64_t saturatingMulAdd(int64_t a, int64_t b, int64_t c) {
+  auto product = checkedMul(a, b);
+  auto sum = product ? checkedAdd(*product, c) : std::nullopt;
+  return sum ? *sum : INT64_MAX;
+}
+
+int64_t saturatingCount(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t e : shape)
+    n = saturatingMulAdd(n, e, 0);
+  return n;
+}
+
+/// Host memory this process may still allocate: MemAvailable, capped by
+/// RLIMIT_AS less what is mapped already.
+int64_t availableHostBytes() {
+  int64_t available = INT64_MAX;
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string key; meminfo >> key;) {
+    int64_t kib = 0;
+    meminfo >> kib;
+    if (key == "MemAvailable:")
+      available = saturatingMulAdd(kib, 1024, 0);
+    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    std::ifstream statm("/proc/self/statm");
+    int64_t pages = 0;
+    statm >> pages;
+    int64_t mapped = saturatingMulAdd(pages, sysconf(_SC_PAGESIZE), 0);
+    int64_t cap = static_cast<int64_t>(std::min<rlim_t>(limit.rlim_cur, INT64_MAX));
+    available = std::min(available, std::max<int64_t>(0, cap - mapped));
+  }
+  return available;
+}
+
+std::string gibibytes(int64_t bytes) {
+  std::ostringstream os;
+  os.precision(3);
+  os << static_cast<double>(bytes) / (1024.0 * 1024 * 1024) << " GiB";
+  return os.str();
+}
+
+} // namespace
+
+int64_t estimatedRunBytes(const Plan &plan, const Bindings &symbols) {
+  int64_t bytes = 0;
+  for (const auto &[t, tv] : plan.fusion.tensors)
+    bytes = saturatingMulAdd(saturatingCount(referenceShape(plan.fusion, t, symbols)),
+                             kBytesPerTensorElement, bytes);
+  for (const PlanBuffer &b : plan.buffers)
+    for (const PlanLocal &l : b.local) {
+      int64_t slots = 1;
+      for (const Extent &e : l.shape)
+        slots = saturatingMulAdd(slots, e.evaluate(symbols).value_or(0), 0);
+      bytes = saturatingMulAdd(slots, kBytesPerBufferSlot, bytes);
+    }
+  return bytes;
+}
+
+void refuseOversizedRun(const Plan &plan, const Bindings &symbols) {
+  int64_t needed = estimatedRunBytes(plan, symbols);
+  int64_t available = availableHostBytes();
+  if (needed <= available)
+    return;
+  throwInputError("memory-limit",
+                  "the run needs " +
+                      (needed == INT64_MAX ? std::string("more than 8 EiB")
+                                           : "about " + gibibytes(needed)) +
+                      " of host memory (the reference and layout of every tensor, the slots of "
+                      "every buffer), more than the " +
+                      gibibytes(available) + " available; bind smaller sizes",
+                  plan.fusion.loc);
 }
 
 FusionGraph planGraph(const Plan &plan) {
@@ -123,7 +221,8 @@ int64_t checkedSlotCount(const Plan &plan, const PlanBuffer &b, const PlanLocal 
                       "buffer \"" + b.name + "\" on device " + std::to_string(l.device) +
                           ": extent " + e.str() + " does not evaluate",
                       plan.fusion.loc);
-    planned *= *v;
+    planned = mulOrThrow(planned, *v, "the slot count of buffer \"" + b.name + "\"",
+                         plan.fusion.loc);
   }
   bool derived = b.kind == BufferKind::Packed || b.kind == BufferKind::Unpacked;
   if (!derived && planned != actual)

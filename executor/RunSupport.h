@@ -63,9 +63,18 @@ TensorCheck checkTensor(const Plan &plan, const BufferMap &map, const ReferenceR
 /// `allowUnverified` is false.
 void refuseUnverifiedSteps(const Plan &plan, bool allowUnverified);
 
-/// `given` when it binds every symbol of the plan and satisfies every
-/// constraint; else an InputError (unbound-symbol, constraint-violated).
+/// `given` when it binds every symbol of the plan, satisfies every
+/// constraint and leaves a run that fits in memory (refuseOversizedRun);
+/// else an InputError (unbound-symbol, constraint-violated, size-overflow,
+/// memory-limit).
 Bindings checkedBindings(const Plan &plan, const Bindings &given);
+
+/// Host memory a run of `plan` at `symbols` needs, in bytes, estimated from
+/// what the executor keeps (see RunSupport.cpp); INT64_MAX when it overflows.
+int64_t estimatedRunBytes(const Plan &plan, const Bindings &symbols);
+/// Refuses (an InputError `memory-limit`) a run whose estimate exceeds the
+/// host memory available to this process (MemAvailable and RLIMIT_AS).
+void refuseOversizedRun(const Plan &plan, const Bindings &symbols);
 
 /// The slot count of buffer `b` on `local.device` from the executor's
 /// layouts, after checking that the plan's local shape gives the same

@@ -1,6 +1,7 @@
 // HostTensor storage and dtype rounding; see Tensor.h.
 #include "executor/Tensor.h"
 
+#include "util/Checked.h"
 #include "util/Diagnostics.h"
 
 #include <algorithm>
@@ -13,7 +14,7 @@ namespace shardcheck {
 int64_t elementCount(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t e : shape)
-    n *= e;
+    n = mulOrThrow(n, e, "an element count");
   return n;
 }
 

@@ -45,9 +45,13 @@ int64_t DeviceMesh::extentOf(ParallelType didType) const {
 }
 
 std::vector<int64_t> DeviceMesh::coordinates(int64_t device) const {
-  auto it = std::find(devices_.begin(), devices_.end(), device);
-  SC_ASSERT(it != devices_.end(), "device not in mesh");
-  int64_t flat = it - devices_.begin();
+  // Consecutive meshes (most) find the device at once; others search.
+  int64_t flat = devices_.empty() ? -1 : device - devices_.front();
+  if (flat < 0 || flat >= size() || devices_[flat] != device) {
+    auto it = std::find(devices_.begin(), devices_.end(), device);
+    SC_ASSERT(it != devices_.end(), "device not in mesh");
+    flat = it - devices_.begin();
+  }
   std::vector<int64_t> c(shape_.size());
   for (int i = rank() - 1; i >= 0; --i) {
     c[i] = flat % shape_[i];

@@ -1,7 +1,10 @@
 // Implementation of Extent; see Extent.h.
 #include "ir/Extent.h"
 
+#include "util/Checked.h"
 #include "util/Diagnostics.h"
+
+#include <cstdint>
 
 namespace shardcheck {
 
@@ -15,29 +18,40 @@ struct Extent::Node {
 namespace {
 const std::string kEmpty;
 
-std::optional<int64_t> fold(Extent::Kind k, int64_t a, int64_t b) {
+/// a `k` b on int64; nullopt on a division by zero or when the result does
+/// not fit (then `*overflow` is set): sizes never wrap.
+std::optional<int64_t> fold(Extent::Kind k, int64_t a, int64_t b, bool *overflow) {
+  std::optional<int64_t> r;
   switch (k) {
   case Extent::Kind::Add:
-    return a + b;
+    r = checkedAdd(a, b);
+    break;
   case Extent::Kind::Sub:
-    return a - b;
+    if (int64_t d = 0; !__builtin_sub_overflow(a, b, &d))
+      r = d;
+    break;
   case Extent::Kind::Mul:
-    return a * b;
+    r = checkedMul(a, b);
+    break;
   case Extent::Kind::Div:
-    if (b == 0)
-      return std::nullopt;
-    return a / b;
   case Extent::Kind::Mod:
-    if (b == 0)
-      return std::nullopt;
-    return a % b;
   case Extent::Kind::CeilDiv:
     if (b == 0)
       return std::nullopt;
-    return (a + b - 1) / b;
+    if (a == INT64_MIN && b == -1)
+      break;
+    if (k == Extent::Kind::Div)
+      return a / b;
+    if (k == Extent::Kind::Mod)
+      return a % b;
+    // ceilDiv without forming a + b - 1, which can overflow.
+    return a / b + ((a % b != 0) && ((a < 0) == (b < 0)) ? 1 : 0);
   default:
     return std::nullopt;
   }
+  if (!r)
+    *overflow = true;
+  return r;
 }
 } // namespace
 
@@ -60,9 +74,10 @@ Extent Extent::symbol(std::string name) {
 
 Extent Extent::binary(Kind k, const Extent &a, const Extent &b) {
   auto ca = a.asConstant(), cb = b.asConstant();
+  bool overflow = false;
   if (ca && cb && *ca >= 0 && *cb > 0)
-    if (auto v = fold(k, *ca, *cb))
-      return constant(*v);
+    if (auto v = fold(k, *ca, *cb, &overflow))
+      return constant(*v); // An overflowing one stays unfolded; evaluate() reports it.
   // Identities that keep printed extents short; all exact on integers.
   if ((k == Kind::Mul || k == Kind::Div || k == Kind::CeilDiv) && cb && *cb == 1)
     return a;
@@ -150,7 +165,12 @@ std::optional<int64_t> Extent::evaluate(const std::map<std::string, int64_t> &bi
   auto b = Extent(node_->b).evaluate(bindings);
   if (!a || !b)
     return std::nullopt;
-  return fold(node_->kind, *a, *b);
+  bool overflow = false;
+  auto v = fold(node_->kind, *a, *b, &overflow);
+  if (overflow)
+    throwInputError("size-overflow", "extent " + shownToken(str()) + " overflows a signed 64-bit "
+                                     "integer at the sizes given; see docs/limits.md");
+  return v;
 }
 
 std::string Extent::strInner() const {

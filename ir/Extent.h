@@ -3,7 +3,8 @@
 // nvFuser prints extents as integers (`128`), symbols (`i0`, `blockDim.x`) or
 // parenthesized expressions (`( i0 * i1 )`, `( ceilDiv(i3, 2) )`). Extent is an
 // immutable value type over a small expression tree with structural equality.
-// Factories fold constants, so `Extent::ceilDiv(8, 2)` is the constant 4.
+// Factories fold constants, so `Extent::ceilDiv(8, 2)` is the constant 4;
+// a fold that would overflow int64 is left unfolded.
 //
 // This file knows nothing of SMT; the checker translates extents itself.
 #pragma once
@@ -48,7 +49,8 @@ public:
   std::set<std::string> symbols() const;
 
   /// Evaluates with the given symbol values; nullopt if a symbol is unbound
-  /// or a division by zero occurs.
+  /// or a division by zero occurs. Throws an InputError `size-overflow` when
+  /// a value does not fit in int64 (sizes never wrap).
   std::optional<int64_t> evaluate(const std::map<std::string, int64_t> &bindings) const;
 
   /// nvFuser's spelling: `8`, `i0`, `( i0 * i1 )`, `( ceilDiv(i3, 2) )`.

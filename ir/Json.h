@@ -25,14 +25,19 @@ std::string documentToJsonText(const Document &doc);
 /// An extent as JSON IR writes it: an integer, a symbol's name, or
 /// {"op", "lhs", "rhs"} (docs/json-ir.md).
 nlohmann::json extentToJson(const Extent &e);
-/// The extent a JSON value spells, or nullopt when it spells none.
+/// The extent a JSON value spells, or nullopt when it spells none or one no
+/// reader accepts (ir/json/InputRules.h): a constant outside 0..INT64_MAX, a
+/// division by the constant 0, constants folding to a negative number, or
+/// nesting past the JSON readers' depth limit.
 std::optional<Extent> extentFromJson(const nlohmann::json &v, int depth = 0);
 
 /// JSON text as shardcheck writes it: known keys in a fixed order, values
 /// that fit on a line kept on one line, a final newline.
 std::string jsonToText(const nlohmann::json &value);
 
-/// Reads JSON IR text. `file` is used in locations.
+/// Reads JSON IR text (docs/json-ir.md, its limits included); a document
+/// without a fusion is refused (`no-fusion`) as an empty dump is. `file` is
+/// used in locations.
 Document documentFromJsonText(std::string_view text, const std::string &file);
 
 /// Structural equality of two documents (every field, locations included),

@@ -1,16 +1,26 @@
 // Tests of the JSON IR (ir/Json.h): lossless round trips of programmatically
-// built documents, defaults and locations of hand-written JSON, and located
-// errors for malformed or inconsistent JSON.
+// built documents, defaults and locations of hand-written JSON, located
+// errors for malformed or inconsistent JSON, and the input limits (nesting,
+// number range, UTF-8, bounded messages) with the time and memory a
+// pathological input may take.
 //
 // The corpus round trip (dump -> IR -> JSON -> IR) is in roundtrip_test.cpp.
 #include "ir/Json.h"
 #include "ir/Printer.h"
+#include "ir/json/InputRules.h"
+#include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -214,12 +224,30 @@ TEST(JsonIr, DocumentWithoutFileOrLocationsRoundTrips) {
   EXPECT_TRUE(documentsEqual(doc, roundTrip(doc), &why)) << why;
 }
 
-TEST(JsonIr, EmptyDocumentRoundTrips) {
+TEST(JsonIr, DocumentWithoutFusionsIsRefusedAsAnEmptyDumpIs) {
   Document doc;
   doc.file = "empty.txt";
-  Document back = roundTrip(doc);
-  EXPECT_EQ(back.file, "empty.txt");
-  EXPECT_TRUE(back.fusions.empty());
+  std::string text = documentToJsonText(doc);
+  for (const std::string &input : {text, std::string("\n")}) {
+    try {
+      readDocument(input, "empty.json");
+      ADD_FAILURE() << "no error for: " << input;
+    } catch (const InputError &e) {
+      EXPECT_EQ(e.diagnostic().code, "no-fusion") << e.what();
+      EXPECT_EQ(e.diagnostic().loc.file, "empty.json");
+      EXPECT_TRUE(e.diagnostic().loc.known());
+    }
+  }
+  try {
+    documentFromJsonText(text, "empty.json");
+    FAIL() << "no error";
+  } catch (const InputError &e) {
+    // At the empty list itself.
+    size_t at = text.find("[]");
+    EXPECT_EQ(e.diagnostic().loc.line,
+              1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n')));
+    EXPECT_EQ(e.diagnostic().loc.column, static_cast<int>(at - text.rfind('\n', at)));
+  }
 }
 
 TEST(JsonIr, TextIsVersionedAndReadable) {
@@ -418,7 +446,8 @@ std::vector<BadCase> badCases() {
            R"({"number": 4, "iterType": "Iteration", "extent": ""})"),
       "json-schema", "is not a valid symbol name", R"("extent": "")");
   add("negative id", edit(R"({"number": 0, "iterType")", R"({"number": -1, "iterType")"),
-      "json-schema", "iterDomain field \"number\" must be between 0 and", R"("number": -1)");
+      "json-schema", "iterDomain field \"number\" must be an integer between 0 and",
+      R"("number": -1)");
   add("bad contiguity", edit(R"("contiguity": [true])", R"("contiguity": ["t"])"), "json-schema",
       "element 0 must be true, false or null, got a string", R"("contiguity")");
   add("attr not a pair", edit(R"([["cache_op", "Streaming"]])", R"([["cache_op"]])"), "json-schema",
@@ -550,7 +579,229 @@ TEST(JsonIr, DeepExtentIsRejectedNotRecursedForever) {
     documentFromJsonText(text, "deep.json");
     FAIL() << "no error";
   } catch (const InputError &e) {
-    EXPECT_NE(e.diagnostic().message.find("nested more than 256 levels"), std::string::npos);
+    EXPECT_EQ(e.diagnostic().code, "json-malformed");
+    EXPECT_NE(e.diagnostic().message.find("nested more than 200 levels"), std::string::npos)
+        << e.what();
+    // At the brace that opens level 201.
+    size_t at = text.find(R"("extent": )" + std::string(R"({"op": "add", "lhs": )"));
+    size_t open = at + 10;
+    for (int level = 6; level < 201; ++level)
+      open = text.find('{', open + 1);
+    EXPECT_EQ(e.diagnostic().loc.line, lineOf(text, R"({"number": 4,)"));
+    EXPECT_EQ(e.diagnostic().loc.column, static_cast<int>(open - text.rfind('\n', open)));
+  }
+}
+
+// --- Input limits: every pathological input is a located error, quickly. ---
+
+/// The code and location of the error reading `text` as JSON IR ("" if none).
+struct ReadError {
+  std::string code, message;
+  int line = 0, column = 0;
+};
+ReadError readError(const std::string &text) {
+  try {
+    documentFromJsonText(text, "case.json");
+  } catch (const InputError &e) {
+    const Diagnostic &d = e.diagnostic();
+    EXPECT_EQ(d.loc.file, "case.json");
+    return ReadError{d.code, d.message, d.loc.line, d.loc.column};
+  }
+  return {};
+}
+
+/// kBase with IterDomain 4's extent replaced by `extent` (JSON text).
+std::string withExtent4(const std::string &extent) {
+  return replaced(kBase, R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
+                  R"({"number": 4, "iterType": "Iteration", "extent": )" + extent + "}");
+}
+
+/// The 1-based column of the first `needle` in its line.
+int columnOf(const std::string &text, const std::string &needle) {
+  size_t at = text.find(needle);
+  EXPECT_NE(at, std::string::npos) << needle;
+  size_t lineStart = text.rfind('\n', at);
+  return static_cast<int>(at - (lineStart == std::string::npos ? 0 : lineStart + 1)) + 1;
+}
+
+/// Runs `f` in a child process; returns its peak resident memory in MiB
+/// (-1 if it did not exit normally).
+long childPeakMiB(const std::function<void()> &f) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    f();
+    _exit(0);
+  }
+  int status = 0;
+  rusage usage{};
+  if (wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return -1;
+  return usage.ru_maxrss / 1024;
+}
+
+/// The memory `f` costs beyond what the test binary already holds (a child
+/// starts with its parent's resident pages), in MiB.
+long extraMiB(const std::function<void()> &f) {
+  long peak = childPeakMiB(f);
+  EXPECT_GE(peak, 0) << "the child did not exit normally";
+  return peak - childPeakMiB([] {});
+}
+
+double secondsOf(const std::function<void()> &f) {
+  auto begin = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+}
+
+TEST(JsonIr, NumbersBeyondDoubleRangeAreLocatedNotAborts) {
+  for (const char *number : {"1e999", "-1e999", "4e313"}) {
+    SCOPED_TRACE(number);
+    std::string text = withExtent4(number);
+    ReadError e = readError(text);
+    EXPECT_EQ(e.code, "json-malformed");
+    EXPECT_NE(e.message.find(std::string("number ") + number + " is beyond the range of a double"),
+              std::string::npos)
+        << e.message;
+    EXPECT_EQ(e.line, lineOf(text, number));
+    EXPECT_EQ(e.column, columnOf(text, number));
+  }
+}
+
+TEST(JsonIr, IntegersOutsideInt64AreLocatedSchemaErrors) {
+  for (const char *number : {"1e20", "18446744073709551616", "18446744073709551615",
+                             "9223372036854775808", "2.5", "-9223372036854775809"}) {
+    SCOPED_TRACE(number);
+    std::string text = withExtent4(number);
+    ReadError e = readError(text);
+    EXPECT_EQ(e.code, "json-schema");
+    EXPECT_NE(e.message.find("must be an integer between 0 and 9223372036854775807"),
+              std::string::npos)
+        << e.message;
+    EXPECT_EQ(e.line, lineOf(text, number));
+    EXPECT_EQ(e.column, columnOf(text, number));
+  }
+}
+
+TEST(JsonIr, ExtentsAreSizes) {
+  struct Case {
+    std::string extent, message;
+  };
+  for (const Case &c : std::vector<Case>{
+           {"-2", "must be an integer between 0 and"},
+           {R"({"op": "sub", "lhs": 3, "rhs": 5})", "extent arithmetic gives -2"},
+           {R"({"op": "ceilDiv", "lhs": "i0", "rhs": 0})", "division by zero"},
+           {R"({"op": "mul", "lhs": "i0", "rhs": -1})", "must be an integer between 0 and"}}) {
+    SCOPED_TRACE(c.extent);
+    std::string text = withExtent4(c.extent);
+    ReadError e = readError(text);
+    EXPECT_EQ(e.code, "json-schema");
+    EXPECT_NE(e.message.find(c.message), std::string::npos) << e.message;
+    EXPECT_EQ(e.line, lineOf(text, c.extent));
+  }
+  ReadError zeroFactor = readError(replaced(kBase, R"("factor": 2)", R"("factor": 0)"));
+  EXPECT_EQ(zeroFactor.code, "json-schema");
+  EXPECT_NE(zeroFactor.message.find("a split factor must be positive"), std::string::npos);
+  // A resize amount may be a negative literal, as `Resize: ... by -1` reads.
+  std::string resize = replaced(
+      replaced(kBase, R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
+               R"({"number": 4, "iterType": "Iteration", "extent": "i0"},
+        {"number": 5, "iterType": "Iteration", "extent": {"op": "add", "lhs": "i0", "rhs": 1}})"),
+      R"("innerSplit": false})", R"("innerSplit": false},
+        {"kind": "Resize", "inputs": [4], "outputs": [5], "left": -1, "right": 2})");
+  Document doc = documentFromJsonText(resize, "resize.json");
+  EXPECT_EQ(doc.fusions[0].transforms[1].left, Extent::constant(-1));
+}
+
+TEST(JsonIr, DuplicateKeysAreLocatedEvenWhenSpelledWithEscapes) {
+  std::string nested = replaced(kBase, R"("kind": "Set", "op": "Set")",
+                                R"("kind": "Set", "op": "Set", "\u006fp": "Set")");
+  ReadError e = readError(nested);
+  EXPECT_EQ(e.code, "json-schema");
+  EXPECT_NE(e.message.find("duplicate key (at /fusions/0/exprs/0/op)"), std::string::npos)
+      << e.message;
+  EXPECT_EQ(e.line, lineOf(nested, R"("\u006fp")"));
+  EXPECT_EQ(e.column, columnOf(nested, R"("\u006fp")"));
+}
+
+TEST(JsonIr, DeepNestingEndsQuicklyWithBoundedMemory) {
+  // 2 MB of nested arrays: refused at the bracket opening level 201.
+  std::string deep = std::string(1 << 20, '[') + std::string(1 << 20, ']');
+  ReadError e;
+  EXPECT_LT(secondsOf([&] { e = readError(deep); }), 2.0);
+  EXPECT_EQ(e.code, "json-malformed");
+  EXPECT_EQ(e.line, 1);
+  EXPECT_EQ(e.column, 201);
+  EXPECT_LT(extraMiB([&] { readError(deep); }), 50);
+  // Just within the limit and wide: the position table stays linear (a
+  // table keyed by whole paths needed gigabytes for this).
+  std::string wide = R"({"format": "shardcheck-ir", "version": 1, "x": )" + std::string(190, '[');
+  for (int i = 0; i < 400000; ++i)
+    wide += "[], ";
+  wide += "0" + std::string(190, ']') + ", \"fusions\": []}";
+  EXPECT_LT(secondsOf([&] { e = readError(wide); }), 5.0);
+  EXPECT_EQ(e.code, "json-schema");
+  EXPECT_NE(e.message.find("unknown field \"x\""), std::string::npos) << e.message;
+  EXPECT_EQ(e.column, columnOf(wide, "["));
+  EXPECT_LT(extraMiB([&] { readError(wide); }), 200);
+}
+
+TEST(JsonIr, Utf8RoundTripsEqualAndInvalidBytesAreLocated) {
+  // Non-ASCII UTF-8 in kept strings (the file name, an attribute) reads back equal.
+  std::string text = replaced(replaced(kBase, R"("file": "base.txt")", R"("file": "базa-é.txt")"),
+                              R"(["cache_op", "Streaming"])", R"(["cache_op", "Strömung 流"])");
+  Document doc = documentFromJsonText(text, "utf8.json");
+  EXPECT_EQ(doc.fusions[0].exprs[0].attr("cache_op"), "Strömung 流");
+  std::string why;
+  EXPECT_TRUE(documentsEqual(doc, roundTrip(doc), &why)) << why;
+  // A dump with non-ASCII UTF-8 in a kept string: dump -> IR -> JSON -> IR.
+  std::string dump = "%kernel {\nT1_g_float[iS1{8}]\n   = Set( T0_g_float[iS0{8}], "
+                     "cache_op=Strömung )\n} // %kernel\n";
+  Document fromDump = readDocument(dump, "utf8.txt");
+  EXPECT_EQ(fromDump.fusions[0].exprs[0].attr("cache_op"), "Strömung");
+  EXPECT_TRUE(documentsEqual(fromDump, roundTrip(fromDump), &why)) << why;
+  // An invalid byte (a lone continuation, an overlong form, a surrogate, a
+  // truncated sequence) is an error at that byte, in JSON and in dumps.
+  for (const std::string &bad : {std::string("\x80"), std::string("\xC0\xAF"),
+                                 std::string("\xED\xA0\x80"), std::string("\xE6\x97")}) {
+    std::string badJson = replaced(kBase, R"(["cache_op", "Streaming"])",
+                                   R"(["cache_op", "Str)" + bad + R"(eaming"])");
+    ReadError e = readError(badJson);
+    EXPECT_EQ(e.code, "json-malformed");
+    EXPECT_NE(e.message.find("is not valid UTF-8"), std::string::npos) << e.message;
+    EXPECT_EQ(e.line, lineOf(badJson, bad));
+    EXPECT_EQ(e.column, columnOf(badJson, bad));
+    std::string badDump = dump;
+    badDump.replace(badDump.find("ö"), 2, bad);
+    try {
+      readDocument(badDump, "bad.txt");
+      ADD_FAILURE() << "no error";
+    } catch (const InputError &err) {
+      EXPECT_EQ(err.diagnostic().code, "parse");
+      EXPECT_EQ(err.diagnostic().loc.line, 3);
+      EXPECT_EQ(err.diagnostic().loc.column, columnOf(badDump, bad));
+    }
+  }
+}
+
+TEST(JsonIr, MessagesQuoteBoundedTokensAndStayUtf8) {
+  std::string huge(1 << 20, 'k');
+  // A cut inside a two-byte character would make the message invalid UTF-8,
+  // which check-sharding's JSON output cannot print.
+  std::string accents = "a";
+  for (int i = 0; i < 100; ++i)
+    accents += "é";
+  std::string unknownField = R"("file": "base.txt",)";
+  for (const std::string &text :
+       {replaced(kBase, unknownField, R"("file": "base.txt", ")" + huge + R"(": 1,)"),
+        replaced(kBase, unknownField, R"("file": "base.txt", ")" + accents + R"(": 1,)"),
+        replaced(kBase, R"("memory": "Global", "dtype": "float", "logical": [2])",
+                 R"("memory": ")" + huge + R"(", "dtype": "float", "logical": [2])"),
+        withExtent4("\" " + huge + "\""), "{\"format\": \"" + accents + accents + accents}) {
+    ReadError e = readError(text);
+    EXPECT_LT(e.message.size(), 1200u) << e.message.substr(0, 300);
+    EXPECT_NE(e.message.find(" bytes)"), std::string::npos) << e.message.substr(0, 300);
+    EXPECT_EQ(firstInvalidUtf8(e.message), std::nullopt) << e.message;
+    EXPECT_NO_THROW((void)nlohmann::json(e.message).dump());
   }
 }
 

@@ -5,17 +5,67 @@
 # Then the seed's refuted nvFuser Allgather must fail the same way under MPI,
 # and a wrong process count must be a usage error (exit status 2).
 #
-#   tests/mpi_plans.sh BUILD_DIR SOURCE_DIR
+# With `stopped-rank`, only this: one of 4 processes stops itself (SIGSTOP,
+# the SHARDCHECK_TEST_MPI_STOP hook of executor/mpi/MpiBackend.h) before a
+# step; the others must end the job within --timeout-s plus a few seconds,
+# with exit status 4 and a message naming the rank and the step, and no
+# process may be left behind.
+#
+#   tests/mpi_plans.sh BUILD_DIR SOURCE_DIR [stopped-rank]
+#
+# This script does not run the plans on the sim backend (plan_corpus_test.cpp
+# does) or on GPUs.
 set -uo pipefail
-build="$1" source="$2"
+build="$1" source="$2" mode="${3:-corpus}"
 bin="$build/bin"
 dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
+stopped_pid=""
+# The stopped process, should mpirun have left it: continued, then killed.
+cleanup() {
+  if [ -n "$stopped_pid" ] && kill -0 "$stopped_pid" 2> /dev/null; then
+    kill -CONT "$stopped_pid" 2> /dev/null
+    kill -KILL "$stopped_pid" 2> /dev/null
+  fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
 # Containers often forbid the cross-memory attach OpenMPI uses by default.
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # Under the sanitizer build, OpenMPI's own allocations at exit are not ours.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 mpirun_np() { local n="$1"; shift; timeout 120 mpirun --allow-run-as-root --oversubscribe -np "$n" "$@"; }
+
+# Rank 2 of 4 stops itself before step 1 (an Allreduce over (0 1)(2 3));
+# the job must end within --timeout-s (3 s) plus 12 s of mpirun start and
+# teardown, with MpiBackend::kTimeoutExitStatus.
+stopped_rank() {
+  local limit=3 status=0 start elapsed
+  "$bin/check-sharding" --quiet --emit-plan "$dir/four.json" \
+    "$source/corpus/mesh2d_reducescatter_didx.txt" > /dev/null 2>&1
+  start=$(date +%s%N)
+  mpirun_np 4 -x SHARDCHECK_TEST_MPI_STOP=2:1 "$bin/run-plan" --backend mpi --timeout-s "$limit" \
+    "$dir/four.json" > "$dir/out" 2>&1 || status=$?
+  elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+  stopped_pid=$(sed -n 's/.*SHARDCHECK_TEST_MPI_STOP: rank 2 (pid \([0-9]*\)).*/\1/p' "$dir/out")
+  local fail=""
+  [ -n "$stopped_pid" ] || fail="the test hook did not stop rank 2"
+  [ "$status" -eq 4 ] || fail="exit status $status, expected 4"
+  [ "$elapsed" -le $(( (limit + 12) * 1000 )) ] || fail="the job took $elapsed ms"
+  grep -q "mpi rank [013] (plan device [013]) waited $limit s (--timeout-s) for .*step 1 (Allreduce" \
+    "$dir/out" || fail="no message naming a waiting rank and step 1"
+  if [ -n "$stopped_pid" ] && kill -0 "$stopped_pid" 2> /dev/null &&
+     [ "$(ps -o stat= -p "$stopped_pid" | cut -c1)" != Z ]; then
+    fail="the stopped process $stopped_pid was left behind"
+  fi
+  if [ -n "$fail" ]; then
+    echo "FAIL: a stopped rank under MPI: $fail"; cat "$dir/out"; exit 1
+  fi
+  echo "ok   a stopped rank ends the job: exit status 4 after $elapsed ms (--timeout-s $limit)"
+}
+if [ "$mode" = stopped-rank ]; then
+  stopped_rank
+  exit 0
+fi
 
 ran=0 failed=0 ran4=0
 for f in "$source"/corpus/*.txt; do

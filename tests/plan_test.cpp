@@ -3,7 +3,8 @@
 // seed's fusions (the checker's plan runs with no communication; nvFuser's
 // refuted Allgather and Scatter fail with an element-count error), and
 // mutated plans (every mutant is either run or rejected with a located
-// error, never a crash).
+// error, never a crash), and the loader's input limits (number range,
+// nesting, UTF-8, duplicate keys, bounded messages, linear time).
 //
 // The corpus-wide runs (every provable fusion, several device counts) are in
 // plan_corpus_test.cpp.
@@ -18,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -254,6 +256,161 @@ TEST(PlanJson, InconsistenciesAreLocatedErrors) {
     EXPECT_NE(error.find(c.expect), std::string::npos) << error;
     EXPECT_NE(error.find("bad.json:"), std::string::npos) << error;
   }
+}
+
+/// The error loading `text` as a plan (a failure if there is none).
+Diagnostic loadDiagnostic(const std::string &text) {
+  try {
+    planFromJsonText(text, "bad.json");
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.diagnostic().loc.file, "bad.json");
+    return e.diagnostic();
+  }
+  ADD_FAILURE() << "the plan loaded";
+  return {};
+}
+
+/// A valid plan's text with its first local shape's first extent spelled
+/// `extent` (raw JSON text), and where that is.
+struct EditedPlan {
+  std::string text;
+  int line = 0, column = 0;
+};
+EditedPlan withFirstLocalExtent(const std::string &extent) {
+  nlohmann::json j = validPlanJson();
+  j["buffers"][0]["local"][0]["shape"][0] = "@EXTENT@";
+  std::string text = j.dump(1);
+  size_t at = text.find("\"@EXTENT@\"");
+  text.replace(at, 10, extent);
+  size_t lineStart = text.rfind('\n', at) + 1;
+  return {text, 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n')),
+          static_cast<int>(at - lineStart) + 1};
+}
+
+TEST(PlanJson, NumbersBeyondDoubleRangeAreLocatedNotAborts) {
+  EditedPlan plan = withFirstLocalExtent("4e313");
+  Diagnostic d = loadDiagnostic(plan.text);
+  EXPECT_EQ(d.code, "plan-malformed");
+  EXPECT_NE(d.message.find("number 4e313 is beyond the range of a double"), std::string::npos)
+      << d.message;
+  EXPECT_EQ(d.loc.line, plan.line);
+  EXPECT_EQ(d.loc.column, plan.column);
+}
+
+TEST(PlanJson, IntegersOutsideInt64AreLocatedErrors) {
+  // 2^64 - 1 once read as -1, and 2^63 as INT64_MIN: never a silent wrap.
+  for (const char *number : {"18446744073709551615", "9223372036854775808", "1e20", "2.5", "-3"}) {
+    SCOPED_TRACE(number);
+    EditedPlan plan = withFirstLocalExtent(number);
+    Diagnostic d = loadDiagnostic(plan.text);
+    EXPECT_EQ(d.code, "plan-invalid");
+    EXPECT_NE(d.message.find("expected an extent"), std::string::npos) << d.message;
+    EXPECT_EQ(d.loc.line, plan.line);
+    EXPECT_EQ(d.loc.column, plan.column);
+  }
+  nlohmann::json j = validPlanJson();
+  j["input"]["fusion"] = 18446744073709551615ull;
+  Diagnostic d = loadDiagnostic(j.dump());
+  EXPECT_EQ(d.code, "plan-invalid");
+  EXPECT_NE(d.message.find("expected an integer (at /input/fusion)"), std::string::npos)
+      << d.message;
+}
+
+TEST(PlanJson, DuplicateKeysAreLocatedErrors) {
+  std::string text = planToJsonText(planOf("rule_allgather_1d_logical.txt"));
+  std::string key = R"("lowerings": "checker",)";
+  size_t at = text.find(key);
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + key.size(), " " + key);
+  Diagnostic d = loadDiagnostic(text);
+  EXPECT_EQ(d.code, "plan-invalid");
+  EXPECT_NE(d.message.find("duplicate key (at /lowerings)"), std::string::npos) << d.message;
+  EXPECT_EQ(d.loc.line, 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n')));
+  EXPECT_EQ(d.loc.column, static_cast<int>(at + key.size() + 1 - text.rfind('\n', at)));
+}
+
+TEST(PlanJson, EachDeviceOfACollectiveStepHasExactlyOneCount) {
+  nlohmann::json base = validPlanJson();
+  ASSERT_EQ(base["steps"][0]["kind"], "collective");
+  ASSERT_GE(base["steps"][0]["counts"].size(), 2u);
+  int64_t device = base["steps"][0]["counts"][0]["device"];
+  std::string d = std::to_string(device);
+  std::string appended = std::to_string(base["steps"][0]["counts"].size());
+  struct Case {
+    std::string what;
+    std::function<void(nlohmann::json &)> breakIt;
+    std::string expect;
+  };
+  std::vector<Case> cases = {
+      {"missing", [](auto &c) { c.erase(c.begin()); },
+       "device " + d + " of the step has no counts entry (at /steps/0/counts)"},
+      {"duplicated", [](auto &c) { c.push_back(c[0]); },
+       "device " + d + " has two counts entries (at /steps/0/counts/" + appended + ")"},
+      {"not a step device", [](auto &c) { c[0]["device"] = 42; },
+       "device 42 is not a device of the step (at /steps/0/counts/0)"},
+      {"missing input count", [](auto &c) { c[0].erase("in"); },
+       "the input count of device " + d + " is missing"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.what);
+    nlohmann::json j = base;
+    c.breakIt(j["steps"][0]["counts"]);
+    Diagnostic diag = loadDiagnostic(j.dump(1));
+    EXPECT_EQ(diag.code, "plan-invalid");
+    EXPECT_NE(diag.message.find(c.expect), std::string::npos) << diag.message;
+    EXPECT_TRUE(diag.loc.known());
+  }
+}
+
+TEST(PlanJson, NestingUtf8AndHugeTokensAreLocatedErrors) {
+  std::string text = planToJsonText(planOf("rule_allgather_1d_logical.txt"));
+  std::string deep = text;
+  deep.insert(1, R"("x": )" + std::string(300, '[') + std::string(300, ']') + ",");
+  Diagnostic d = loadDiagnostic(deep);
+  EXPECT_EQ(d.code, "plan-malformed");
+  EXPECT_NE(d.message.find("nested more than 200 levels"), std::string::npos) << d.message;
+  EXPECT_EQ(d.loc.line, 1);
+  EXPECT_EQ(d.loc.column, 7 + 199); // `{"x": ` then 199 brackets within the limit
+  std::string bad = text;
+  size_t at = bad.find("\"lowerings\": \"") + 14;
+  bad.insert(at, "\xFF");
+  d = loadDiagnostic(bad);
+  EXPECT_EQ(d.code, "plan-malformed");
+  EXPECT_NE(d.message.find("byte 0xFF is not valid UTF-8"), std::string::npos) << d.message;
+  EXPECT_EQ(d.loc.column, static_cast<int>(at - bad.rfind('\n', at)));
+  nlohmann::json j = validPlanJson();
+  j["buffers"][0]["tensor"] = "T" + std::string(1 << 20, 'x');
+  d = loadDiagnostic(j.dump());
+  EXPECT_LT(d.message.size(), 600u) << d.message.substr(0, 300);
+  EXPECT_NE(d.message.find("(1048577 bytes)"), std::string::npos) << d.message.substr(0, 300);
+}
+
+TEST(PlanJson, ShapesWithMoreAxesThanTheLimitAreRefusedNotOverflowTheStack) {
+  // The element count of 200,000 symbolic axes was a product tree 200,000
+  // levels deep, and printing or freeing it overflowed the stack.
+  nlohmann::json j = validPlanJson();
+  j["buffers"][0]["local"][0]["shape"] = std::vector<std::string>(200000, "i0");
+  Diagnostic d = loadDiagnostic(j.dump());
+  EXPECT_EQ(d.code, "plan-invalid");
+  EXPECT_NE(d.message.find("a shape has at most 200 axes, this one 200000 (at "
+                           "/buffers/0/local/0/shape)"),
+            std::string::npos)
+      << d.message;
+  j["buffers"][0]["local"][0]["shape"] = std::vector<std::string>(200, "i0");
+  EXPECT_NE(loadDiagnostic(j.dump()).message.find("is not the size of buffer"), std::string::npos);
+}
+
+TEST(PlanJson, LargePlansLoadInLinearTime) {
+  // 300,000 plan devices: a duplicate check by linear search took minutes.
+  nlohmann::json j = validPlanJson();
+  for (int64_t d = 1000; d < 301000; ++d)
+    j["devices"].push_back(d);
+  std::string text = j.dump();
+  auto begin = std::chrono::steady_clock::now();
+  Plan plan = planFromJsonText(text, "large.json");
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  EXPECT_EQ(plan.devices.size(), j["devices"].size());
+  EXPECT_LT(seconds, 5.0);
 }
 
 TEST(PlanRun, LocalShapeThatContradictsTheLayoutIsAnInputError) {

@@ -5,7 +5,9 @@
 // inserted braces, brackets, digits and huge numbers). readDocument must then
 // either succeed or throw an InputError with a known location inside the
 // text; any other exception, a crash or a hang fails the test. Pathological
-// inputs (deep nesting, very long lines, huge numbers) are checked too.
+// inputs (deep nesting, long operator chains, very long lines and names, huge
+// numbers, bytes that are not UTF-8) are checked too, with the exact error
+// where the reader has a limit.
 //
 // SHARDCHECK_READER_MUTANTS=N and SHARDCHECK_READER_SEED=S in the
 // environment run N mutants from another seed, for longer fuzzing sessions.
@@ -394,13 +396,31 @@ TEST(ReaderRobustness, PathologicalInputs) {
       "%kernel {\nT1_g_float[iS1{8}] (DeviceMesh" + std::string(100000, '{') + "\n";
   std::string longLine = "%kernel {\nT1_g_float[" + std::string(1 << 20, ' ') + "]\n";
   std::string manyIds = "%kernel {\nT1_g_float[";
-  for (int i = 0; i < 20000; ++i)
-    manyIds += "iS" + std::to_string(i + 10) + "{8}, ";
+  for (int i = 0; i < 20000; ++i) // extent 1: 8^20000 elements would overflow int64
+    manyIds += "iS" + std::to_string(i + 10) + "{1}, ";
   manyIds += "iS1{8}]\n   = Set( T0_g_float[iS0{8}] )\n} // %kernel\n";
-  std::string longChain = "T0_g_float[iS20000{8}]\n logical domain : (iS0{8})\n";
-  for (int i = 0; i < 20000; ++i)
-    longChain += "  Split: iS" + std::to_string(i) + "{8} by factor 1 -> iS" +
-                 std::to_string(i + 1) + "{8}, iS" + std::to_string(i + 100000) + "{1}\n";
+  // A chain of splits within ir/Limits.h's transform depth, and one past it.
+  auto chainOf = [](int n) {
+    std::string chain =
+        "T0_g_float[iS" + std::to_string(n) + "{8}]\n logical domain : (iS0{8})\n";
+    for (int i = 0; i < n; ++i)
+      chain += "  Split: iS" + std::to_string(i) + "{8} by factor 1 -> iS" +
+               std::to_string(i + 1) + "{8}, iS" + std::to_string(i + 100000) + "{1}\n";
+    return chain;
+  };
+  std::string longChain = chainOf(900), tooLongChain = chainOf(20000);
+  std::string flatExtent = "%kernel {\nT1_g_float[iS1{( i0";
+  for (int i = 0; i < 200000; ++i)
+    flatExtent += " * i" + std::to_string(i + 1);
+  flatExtent += " )}]\n";
+  std::string manyArgs = "%kernel {\nT1_g_float[iS1{max(i0";
+  for (int i = 0; i < 200000; ++i)
+    manyArgs += ", i0";
+  manyArgs += ")}]\n";
+  std::string hugeCallName = "%kernel {\nT1_g_float[iS1{" + std::string(1 << 22, 'f') + "(i0";
+  for (int i = 0; i < 100000; ++i)
+    hugeCallName += ", i0";
+  hugeCallName += ")}]\n";
   std::string hugeNumbers = "%kernel {\nT1_g_float[iS1{" + std::string(5000, '9') + "}]\n";
   std::string manyBlocks;
   for (int i = 0; i < 2000; ++i)
@@ -414,10 +434,18 @@ TEST(ReaderRobustness, PathologicalInputs) {
     const std::string *text;
     bool shouldParse;
   };
-  const Case cases[] = {{"deepExtent", &deepExtent, false}, {"deepMesh", &deepMesh, false},
-                        {"longLine", &longLine, false},     {"manyIds", &manyIds, true},
-                        {"longChain", &longChain, true},    {"hugeNumbers", &hugeNumbers, false},
-                        {"manyBlocks", &manyBlocks, true},  {"binary", &binary, false}};
+  const Case cases[] = {{"deepExtent", &deepExtent, false},
+                        {"deepMesh", &deepMesh, false},
+                        {"longLine", &longLine, false},
+                        {"manyIds", &manyIds, true},
+                        {"longChain", &longChain, true},
+                        {"tooLongChain", &tooLongChain, false},
+                        {"flatExtent", &flatExtent, false},
+                        {"manyArgs", &manyArgs, false},
+                        {"hugeCallName", &hugeCallName, false},
+                        {"hugeNumbers", &hugeNumbers, false},
+                        {"manyBlocks", &manyBlocks, true},
+                        {"binary", &binary, false}};
   for (const Case &c : cases) {
     auto begin = std::chrono::steady_clock::now();
     bool parsed = false;
@@ -427,6 +455,101 @@ TEST(ReaderRobustness, PathologicalInputs) {
     EXPECT_EQ(problem, "") << c.name;
     EXPECT_EQ(parsed, c.shouldParse) << c.name;
     EXPECT_LT(seconds, 5.0) << c.name << " took too long";
+  }
+}
+
+/// The diagnostic reading `text` gives (a failure if it reads).
+Diagnostic errorOf(const std::string &text) {
+  try {
+    readDocument(text, "m.txt");
+  } catch (const InputError &e) {
+    return e.diagnostic();
+  }
+  ADD_FAILURE() << "read without error: " << excerptForFailure(text);
+  return {};
+}
+
+/// `line` (1-based) and the 1-based column of `needle` in it, of `text`.
+std::pair<int, int> lineAndColumn(const std::string &text, const std::string &needle,
+                                  size_t from = 0) {
+  size_t at = text.find(needle, from);
+  EXPECT_NE(at, std::string::npos) << needle;
+  int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+  size_t lineStart = text.rfind('\n', at);
+  return {line, static_cast<int>(at - (lineStart == std::string::npos ? 0 : lineStart + 1)) + 1};
+}
+
+const char *kSetKernel = "%kernel {\nT1_g_float[iS1{8}]\n   = Set( T0_g_float[iS0{8}] )\n} // "
+                         "%kernel\n";
+
+std::string withIdExtent(const std::string &extent) {
+  std::string text = kSetKernel;
+  return text.replace(text.find("iS1{8}"), 6, "iS1{" + extent + "}");
+}
+
+TEST(ReaderRobustness, ExtentArithmeticMustStayASize) {
+  // `( 3 - 5 )` folded to the extent -2, which a JSON IR file could not say.
+  std::string negative = withIdExtent("( 3 - 5 )");
+  Diagnostic d = errorOf(negative);
+  EXPECT_EQ(d.code, "parse");
+  EXPECT_EQ(d.message, "extent arithmetic gives -2, and a size is never negative");
+  EXPECT_EQ(std::make_pair(d.loc.line, d.loc.column), lineAndColumn(negative, "- 5"));
+  std::string byZero = withIdExtent("( i0 / 0 )");
+  d = errorOf(byZero);
+  EXPECT_EQ(d.message, "division by zero in an extent");
+  EXPECT_EQ(std::make_pair(d.loc.line, d.loc.column), lineAndColumn(byZero, "/ 0"));
+  // A resize may still shrink by a literal.
+  EXPECT_NO_THROW(readDocument("T1_g_float[iS2{7}]\n logical domain : (iS0{8})\n"
+                               "  Resize: iS0{8} by -1 and 0 -> iS2{7}\n loop domain : (iS2{7})\n",
+                               "m.txt"));
+}
+
+TEST(ReaderRobustness, ExtentOperatorsAreBoundedWhereNoParenthesisNests) {
+  // 200 operators without parentheses once built a tree 200 levels deep
+  // (200,000 overflowed the stack); the 129th is refused.
+  std::string chain = "( i0";
+  for (int i = 0; i < 200; ++i)
+    chain += " * i" + std::to_string(i + 1);
+  std::string text = withIdExtent(chain + " )");
+  Diagnostic d = errorOf(text);
+  EXPECT_EQ(d.code, "parse");
+  EXPECT_EQ(d.message, "extent has more than 128 operators and call arguments");
+  EXPECT_EQ(std::make_pair(d.loc.line, d.loc.column), lineAndColumn(text, "* i129 "));
+  std::string ok = "( i0";
+  for (int i = 0; i < 128; ++i)
+    ok += " + i" + std::to_string(i + 1);
+  EXPECT_NO_THROW(readDocument(withIdExtent(ok + " )"), "m.txt"));
+}
+
+TEST(ReaderRobustness, InvalidUtf8IsLocatedAtTheByte) {
+  std::string text = kSetKernel;
+  text.insert(text.find("] )"), " \xE9t\xE9");
+  Diagnostic d = errorOf(text);
+  EXPECT_EQ(d.code, "parse");
+  EXPECT_EQ(d.message, "byte 0xE9 is not valid UTF-8 (inputs must be UTF-8)");
+  EXPECT_EQ(std::make_pair(d.loc.line, d.loc.column), lineAndColumn(text, "\xE9"));
+  // Even in a log line the IR does not keep: inputs are UTF-8 throughout.
+  d = errorOf("log \xFF\n" + std::string(kSetKernel));
+  EXPECT_EQ(std::make_pair(d.loc.line, d.loc.column), std::make_pair(1, 5));
+  EXPECT_NO_THROW(readDocument("log é 流\n" + std::string(kSetKernel), "m.txt"));
+}
+
+TEST(ReaderRobustness, MessagesQuoteBoundedTokens) {
+  std::string huge(1 << 20, 'a');
+  std::string permute = kSetKernel;
+  permute.replace(permute.find("Set( T0_g_float[iS0{8}] )"), 25,
+                  huge + ".Permute( T0_g_float[iS0{8}], T2_g_float[iS2{8}] )");
+  std::string key = kSetKernel;
+  key.replace(key.find("] )"), 3, "], " + huge + "= )");
+  std::string conflict = kSetKernel;
+  conflict.replace(conflict.find("iS0{8}"), 6, "iS0{" + huge + "}");
+  conflict.insert(conflict.find("} // %kernel"),
+                  "T2_g_float[iS3{8}]\n   = Set( T0_g_float[iS0{8}] )\n");
+  for (const std::string *text : {&permute, &key, &conflict}) {
+    Diagnostic d = errorOf(*text);
+    EXPECT_TRUE(d.loc.known());
+    EXPECT_LT(d.message.size(), 400u) << d.message.substr(0, 300);
+    EXPECT_NE(d.message.find(" bytes)"), std::string::npos) << d.message.substr(0, 300);
   }
 }
 

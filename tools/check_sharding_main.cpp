@@ -1,6 +1,11 @@
-// check-sharding: thin main over the checker driver (checker/Driver.h).
+// check-sharding: thin main over the checker driver (checker/Driver.h); a
+// failed write of its verdicts to standard output is exit status 2.
+//
+// This file does not parse flags or print results.
 #include "checker/Driver.h"
+#include "tools/StdoutCheck.h"
 
 int main(int argc, char **argv) {
-  return shardcheck::checkShardingMain(argc, argv);
+  return shardcheck::statusAfterFlushingStdout("check-sharding",
+                                               shardcheck::checkShardingMain(argc, argv));
 }

@@ -46,18 +46,4 @@ void stopInvalidBindings(std::string reason) {
   throw Stop{BruteOutcome::InvalidBindings, std::move(reason)};
 }
 
-std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r))
-    return std::nullopt;
-  return r;
-}
-
-std::optional<int64_t> checkedAdd(int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r))
-    return std::nullopt;
-  return r;
-}
-
 } // namespace shardcheck::bruteforce

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "checker/Lowering.h"
+#include "util/Checked.h"
 
 #include <cstdint>
 #include <optional>
@@ -65,9 +66,7 @@ struct Stop {
 [[noreturn]] void stopUnsupported(std::string reason);
 [[noreturn]] void stopInvalidBindings(std::string reason);
 
-/// a * b, or nullopt on int64 overflow.
-std::optional<int64_t> checkedMul(int64_t a, int64_t b);
-/// a + b, or nullopt on int64 overflow.
-std::optional<int64_t> checkedAdd(int64_t a, int64_t b);
+using shardcheck::checkedAdd;
+using shardcheck::checkedMul;
 
 } // namespace shardcheck::bruteforce

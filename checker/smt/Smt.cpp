@@ -56,7 +56,8 @@ std::string sanitizeFileName(const std::string &name) {
 }
 
 void writeDump(const std::string &dir, const std::string &name, const std::string &text) {
-  std::filesystem::create_directories(dir);
+  std::error_code ec; // check-sharding created it; a library caller may not have.
+  std::filesystem::create_directories(dir, ec);
   static std::atomic<unsigned> counter{0};
   std::ofstream f(dir + "/" + std::to_string(counter++) + "_" + sanitizeFileName(name) + ".smt2");
   f << "; shardcheck query: " << name << "\n" << text << "(check-sat)\n(get-model)\n";
@@ -208,10 +209,24 @@ QueryResult Context::check(const std::string &name, const std::vector<Bool> &ass
       return *hit;
     }
   }
-  std::string text;
-  bool dump = !options_.smtDumpDir.empty();
+  SolverOptions options = options_;
   auto start = std::chrono::steady_clock::now();
-  QueryResult r = solveWithZ3(backend(), impl_->dag, nodesOf(assertions), modelVars, options_,
+  if (options.deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*options.deadline - start);
+    if (left.count() <= 0) { // Neither solved nor cached: the run is over.
+      if (stats_)
+        ++stats_->unknown;
+      QueryResult over;
+      over.reason = "time limit: the run's --time-limit was reached before this query";
+      return over;
+    }
+    options.resourceLimit = resourceLimitOf(options_);
+    options.timeoutMs = static_cast<unsigned>(
+        std::min<int64_t>(options.timeoutMs, static_cast<int64_t>(left.count())));
+  }
+  std::string text;
+  bool dump = !options.smtDumpDir.empty();
+  QueryResult r = solveWithZ3(backend(), impl_->dag, nodesOf(assertions), modelVars, options,
                               dump ? &text : nullptr);
   if (dump)
     writeDump(options_.smtDumpDir, name, text);

@@ -20,6 +20,7 @@
 // there is no global Z3 context.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -92,6 +93,11 @@ struct SolverOptions {
   unsigned resourceLimit = 0; ///< Z3 rlimit per query; 0 = derived from timeout.
   unsigned randomSeed = 0;
   std::string smtDumpDir; ///< When set, every query is written here as .smt2.
+  /// The whole run's limit (`check-sharding --time-limit`): a query asked
+  /// after it is Unknown ("time limit") without reaching the solver; one asked
+  /// before gets at most the time left as its wall timeout, its resource
+  /// limit unchanged (so an answer within the limit is the answer without it).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 /// Solver work on the queries of one name.

@@ -86,12 +86,6 @@ private:
   std::unordered_map<uint32_t, z3::expr> done_;
 };
 
-unsigned resourceLimitOf(const SolverOptions &o) {
-  // About 2000 resource units per millisecond on this project's machines;
-  // the rlimit is what makes answers deterministic, so it must bind first.
-  return o.resourceLimit ? o.resourceLimit : std::max(1000000u, o.timeoutMs * 2000u);
-}
-
 z3::solver makeSolver(z3::context &z3, const SolverOptions &o) {
   // A fixed tactic pipeline, no portfolio: Z3's default combined solver
   // switches strategies on wall-clock time, which made the same query's
@@ -147,6 +141,14 @@ void keepFreedMemoryInProcess() {
 }
 
 } // namespace
+
+unsigned resourceLimitOf(const SolverOptions &o) {
+  // About 2000 resource units per millisecond on this project's machines;
+  // the rlimit is what makes answers deterministic, so it must bind first.
+  uint64_t derived = std::max<uint64_t>(1000000, uint64_t{o.timeoutMs} * 2000);
+  return o.resourceLimit ? o.resourceLimit
+                         : static_cast<unsigned>(std::min<uint64_t>(derived, UINT32_MAX));
+}
 
 QueryResult solveWithZ3(SolverBackend &backend, const TermDag &dag,
                         const std::vector<uint32_t> &roots,

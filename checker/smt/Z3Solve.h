@@ -19,6 +19,10 @@ QueryResult solveWithZ3(SolverBackend &backend, const TermDag &dag,
                         const std::vector<std::string> &modelVars, const SolverOptions &options,
                         std::string *smtText);
 
+/// The Z3 resource limit a query runs under: `options.resourceLimit`, or one
+/// derived from its timeout.
+unsigned resourceLimitOf(const SolverOptions &options);
+
 /// The SMT-LIB2 text of the conjunction of `roots` (what --smt-dump writes).
 std::string smtLibText(const TermDag &dag, const std::vector<uint32_t> &roots);
 

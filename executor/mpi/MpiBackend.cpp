@@ -1,13 +1,23 @@
 // The mpi backend; see MpiBackend.h.
 #include "executor/mpi/MpiBackend.h"
 
+#include "executor/Backends.h"
+#include "executor/RunSupport.h"
+
 #include <mpi.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <chrono>
 #include <climits>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <thread>
+#include <unistd.h>
 
 namespace shardcheck {
 
@@ -39,9 +49,63 @@ int count(int64_t n) {
   return static_cast<int>(n);
 }
 
+/// The tag of the empty messages members exchange before creating a team's
+/// communicator; SendRecv tags stay below it.
+constexpr int kMeetingTag = 30000;
+
+double timeoutSecondsForNewBackends = BackendOptions{}.timeoutSeconds;
+
+/// Polls `done` until it returns true (then true) or `seconds` pass (then
+/// false). Spins, yielding, for the first 10 ms, in which a live team's
+/// collective ends (and --repeat times it); then sleeps 100 us between polls,
+/// so that a long wait costs next to no CPU.
+bool pollWithin(double seconds, const std::function<bool()> &done) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  for (;;) {
+    if (done())
+      return true;
+    std::chrono::duration<double> waited = Clock::now() - start;
+    if (waited.count() >= seconds)
+      return false;
+    if (waited.count() < 0.01)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+std::string ranksText(const std::vector<int> &ranks) {
+  std::string s;
+  for (int r : ranks)
+    s += (s.empty() ? "" : " ") + std::to_string(r);
+  return "(" + s + ")";
+}
+
+/// SHARDCHECK_TEST_MPI_STOP=RANK:STEP (see MpiBackend.h), or nullopt.
+std::optional<std::pair<int, size_t>> testStopFromEnvironment() {
+  const char *v = std::getenv("SHARDCHECK_TEST_MPI_STOP");
+  if (!v)
+    return std::nullopt;
+  std::string text(v);
+  size_t colon = text.find(':');
+  int rank = 0;
+  size_t step = 0;
+  const char *end = text.data() + text.size();
+  if (colon == std::string::npos ||
+      std::from_chars(text.data(), text.data() + colon, rank).ptr != text.data() + colon ||
+      std::from_chars(text.data() + colon + 1, end, step).ptr != end)
+    return std::nullopt;
+  return std::make_pair(rank, step);
+}
+
 } // namespace
 
-MpiBackend::MpiBackend() : comms_(std::make_unique<Comms>()) {
+void MpiBackend::setTimeoutSeconds(double seconds) { timeoutSecondsForNewBackends = seconds; }
+
+MpiBackend::MpiBackend()
+    : timeoutSeconds_(timeoutSecondsForNewBackends), comms_(std::make_unique<Comms>()),
+      stopBefore_(testStopFromEnvironment()) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -59,9 +123,78 @@ MpiBackend::~MpiBackend() {
   if (ownsMpi_) {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized)
-      MPI_Finalize();
+    if (finalized)
+      return;
+    // MPI_Finalize waits for every process; a missing one is caught here.
+    MPI_Request barrier;
+    MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+    complete(&barrier, 1, [] { return std::string("the other processes to finish the run"); });
+    MPI_Finalize();
   }
+}
+
+void MpiBackend::complete(void *requests, int n, const std::function<std::string()> &what) {
+  auto *r = static_cast<MPI_Request *>(requests);
+  bool done = pollWithin(timeoutSeconds_, [&] {
+    int flag = 0;
+    MPI_Testall(n, r, &flag, MPI_STATUSES_IGNORE);
+    return flag != 0;
+  });
+  if (!done)
+    abortWaiting(what());
+}
+
+void MpiBackend::abortWaiting(const std::string &what) const {
+  std::string device;
+  for (const auto &[d, r] : rankOfDevice_)
+    if (r == rank_)
+      device = " (plan device " + std::to_string(d) + ")";
+  std::fprintf(stderr,
+               "shardcheck: error: mpi rank %d%s waited %g s (--timeout-s) for %s; another "
+               "process is stopped, hung or dead: ending the job (MPI_Abort, exit status %d)\n",
+               rank_, device.c_str(), timeoutSeconds_, what.c_str(), kTimeoutExitStatus);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, kTimeoutExitStatus);
+  std::_Exit(kTimeoutExitStatus); // MPI_Abort does not return; should it, end anyway.
+}
+
+std::string MpiBackend::collectiveStep(const std::string &input, const std::string &output) const {
+  auto it = collectiveSteps_.find({input, output});
+  if (it == collectiveSteps_.end())
+    return "the collective " + input + " -> " + output;
+  return "step " + std::to_string(it->second) + " (" + steps_[it->second] + ")";
+}
+
+std::string MpiBackend::agreementStep() const {
+  if (agreements_ < steps_.size())
+    return "the outcome of step " + std::to_string(agreements_) + " (" + steps_[agreements_] + ")";
+  return steps_.empty() ? "a step's outcome" : "the start of a timed run (--repeat)";
+}
+
+void MpiBackend::stepBegins(size_t step) {
+  if (!stopBefore_ || stopBefore_->first != rank_ || stopBefore_->second != step)
+    return;
+  stopBefore_.reset();
+  std::fprintf(stderr,
+               "shardcheck: test hook SHARDCHECK_TEST_MPI_STOP: rank %d (pid %ld) stops itself "
+               "before step %zu\n",
+               rank_, static_cast<long>(getpid()), step);
+  std::fflush(stderr);
+  std::raise(SIGSTOP);
+}
+
+RunReport MpiBackend::run(const Plan &plan, const RunOptions &options) {
+  steps_.clear();
+  collectiveSteps_.clear();
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep &step = plan.steps[i];
+    steps_.push_back(describeStep(plan, step));
+    if (step.kind == StepKind::Collective && !step.inputs.empty())
+      collectiveSteps_.emplace(std::make_pair(step.inputs[0], step.output), i);
+  }
+  agreements_ = 0;
+  stepBegins(0);
+  return runPlan(plan, options, *this);
 }
 
 std::vector<int64_t> MpiBackend::localDevices(const std::vector<int64_t> &planDevices) {
@@ -85,7 +218,8 @@ int MpiBackend::rankOf(int64_t device) const {
   return it->second;
 }
 
-void *MpiBackend::commOf(const std::vector<int64_t> &members) {
+void *MpiBackend::commOf(const std::vector<int64_t> &members, const std::string &input,
+                         const std::string &output) {
   std::vector<int> ranks;
   for (int64_t d : members)
     ranks.push_back(rankOf(d));
@@ -93,6 +227,7 @@ void *MpiBackend::commOf(const std::vector<int64_t> &members) {
     return nullptr;
   auto it = comms_->byRanks.find(ranks);
   if (it == comms_->byRanks.end()) {
+    meet(ranks, input, output);
     MPI_Group world, group;
     MPI_Comm_group(MPI_COMM_WORLD, &world);
     MPI_Group_incl(world, static_cast<int>(ranks.size()), ranks.data(), &group);
@@ -104,6 +239,25 @@ void *MpiBackend::commOf(const std::vector<int64_t> &members) {
     it = comms_->byRanks.emplace(ranks, comm).first;
   }
   return &it->second;
+}
+
+void MpiBackend::meet(const std::vector<int> &ranks, const std::string &input,
+                      const std::string &output) {
+  char token = 0;
+  std::vector<char> received(ranks.size());
+  std::vector<MPI_Request> requests;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] == rank_)
+      continue;
+    requests.emplace_back();
+    MPI_Isend(&token, 0, MPI_BYTE, ranks[i], kMeetingTag, MPI_COMM_WORLD, &requests.back());
+    requests.emplace_back();
+    MPI_Irecv(&received[i], 0, MPI_BYTE, ranks[i], kMeetingTag, MPI_COMM_WORLD, &requests.back());
+  }
+  complete(requests.data(), static_cast<int>(requests.size()), [&] {
+    return "ranks " + ranksText(ranks) + " to meet and create their communicator for " +
+           collectiveStep(input, output);
+  });
 }
 
 void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &inSizes,
@@ -122,23 +276,36 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
   for (const auto &[d, r] : rankOfDevice_)
     if (r == rank_)
       me = d;
+  // What a wait is for, in the terms of the plan (for the timeout message).
+  auto waitedFor = [&](const std::vector<int64_t> &devices) {
+    std::vector<int> ranks;
+    for (int64_t d : devices)
+      ranks.push_back(rankOf(d));
+    return [&call, this, ranks] {
+      return "the " + std::string(simCollectiveName(call.kind)) + " over ranks " +
+             ranksText(ranks) + " of " + collectiveStep(call.inputName, call.outputName);
+    };
+  };
 
   if (call.kind == SimCollective::SendRecv) {
     std::vector<MPI_Request> requests;
-    int tag = ++tag_ % 30000;
+    std::vector<int64_t> peers;
+    int tag = ++tag_ % kMeetingTag;
     for (const auto &[src, dst] : call.pairs) {
       if (src == me && dst == me) {
         *myOut(dst) = *myIn(src);
         continue;
       }
       if (src == me)
-        requests.emplace_back(), MPI_Isend(myIn(src)->data(), count(inSizes.at(src)), MPI_DOUBLE,
-                                           rankOf(dst), tag, MPI_COMM_WORLD, &requests.back());
+        requests.emplace_back(), peers.push_back(dst),
+            MPI_Isend(myIn(src)->data(), count(inSizes.at(src)), MPI_DOUBLE, rankOf(dst), tag,
+                      MPI_COMM_WORLD, &requests.back());
       if (dst == me)
-        requests.emplace_back(), MPI_Irecv(myOut(dst)->data(), count(outSizes.at(dst)), MPI_DOUBLE,
-                                           rankOf(src), tag, MPI_COMM_WORLD, &requests.back());
+        requests.emplace_back(), peers.push_back(src),
+            MPI_Irecv(myOut(dst)->data(), count(outSizes.at(dst)), MPI_DOUBLE, rankOf(src), tag,
+                      MPI_COMM_WORLD, &requests.back());
     }
-    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    complete(requests.data(), static_cast<int>(requests.size()), waitedFor(peers));
     return;
   }
 
@@ -148,7 +315,7 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
                                       members.end();
   if (rootOutside)
     members.push_back(*call.root);
-  void *handle = commOf(members);
+  void *handle = commOf(members, call.inputName, call.outputName);
   if (!handle)
     return; // Not a participant.
   MPI_Comm comm = *static_cast<MPI_Comm *>(handle);
@@ -160,12 +327,16 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
   bool member = std::find(call.team.begin(), call.team.end(), me) != call.team.end();
   const SimBuffer *src = myIn(me);
   SimBuffer *dst = myOut(me);
+  // Buffers and count arrays must outlive the request: each case finishes it.
+  MPI_Request request;
+  auto finish = [&] { complete(&request, 1, waitedFor(members)); };
   int64_t k;
   switch (call.kind) {
   case SimCollective::Allgather:
     k = inSizes.at(call.team[0]);
-    MPI_Allgather(src->data(), count(k), MPI_DOUBLE, dst->data(), count(k), MPI_DOUBLE, comm);
-    return;
+    MPI_Iallgather(src->data(), count(k), MPI_DOUBLE, dst->data(), count(k), MPI_DOUBLE, comm,
+                   &request);
+    return finish();
   case SimCollective::Gather: {
     k = inSizes.at(call.team[0]);
     std::vector<int> counts(members.size(), count(k)), displs(members.size(), 0);
@@ -174,10 +345,10 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
     if (rootOutside)
       counts.back() = 0, displs.back() = 0;
     bool isRoot = me == *call.root;
-    MPI_Gatherv(member ? src->data() : nullptr, member ? count(k) : 0, MPI_DOUBLE,
-                isRoot ? dst->data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE, rootRank,
-                comm);
-    return;
+    MPI_Igatherv(member ? src->data() : nullptr, member ? count(k) : 0, MPI_DOUBLE,
+                 isRoot ? dst->data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE,
+                 rootRank, comm, &request);
+    return finish();
   }
   case SimCollective::Scatter: {
     k = outSizes.at(call.team[0]);
@@ -187,10 +358,10 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
     if (rootOutside)
       counts.back() = 0, displs.back() = 0;
     bool isRoot = me == *call.root;
-    MPI_Scatterv(isRoot ? src->data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE,
-                 member ? dst->data() : nullptr, member ? count(k) : 0, MPI_DOUBLE, rootRank,
-                 comm);
-    return;
+    MPI_Iscatterv(isRoot ? src->data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE,
+                  member ? dst->data() : nullptr, member ? count(k) : 0, MPI_DOUBLE, rootRank,
+                  comm, &request);
+    return finish();
   }
   case SimCollective::Broadcast: {
     k = inSizes.at(*call.root);
@@ -202,19 +373,22 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
     } else {
       buffer = dst->data();
     }
-    MPI_Bcast(buffer, count(k), MPI_DOUBLE, rootRank, comm);
+    MPI_Ibcast(buffer, count(k), MPI_DOUBLE, rootRank, comm, &request);
+    finish();
     if (me == *call.root && member)
       *dst = staging;
     return;
   }
   case SimCollective::AllToAll:
     k = inSizes.at(call.team[0]) / n;
-    MPI_Alltoall(src->data(), count(k), MPI_DOUBLE, dst->data(), count(k), MPI_DOUBLE, comm);
-    return;
+    MPI_Ialltoall(src->data(), count(k), MPI_DOUBLE, dst->data(), count(k), MPI_DOUBLE, comm,
+                  &request);
+    return finish();
   case SimCollective::Allreduce:
     k = inSizes.at(call.team[0]);
-    MPI_Allreduce(src->data(), dst->data(), count(k), MPI_DOUBLE, mpiOp(call.op), comm);
-    return;
+    MPI_Iallreduce(src->data(), dst->data(), count(k), MPI_DOUBLE, mpiOp(call.op), comm,
+                   &request);
+    return finish();
   case SimCollective::Reduce: {
     k = inSizes.at(call.team[0]);
     SimBuffer neutral;
@@ -226,14 +400,15 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
       send = neutral.data();
     }
     bool isRoot = me == *call.root;
-    MPI_Reduce(send, isRoot ? dst->data() : nullptr, count(k), MPI_DOUBLE, mpiOp(call.op),
-               rootRank, comm);
-    return;
+    MPI_Ireduce(send, isRoot ? dst->data() : nullptr, count(k), MPI_DOUBLE, mpiOp(call.op),
+                rootRank, comm, &request);
+    return finish();
   }
   case SimCollective::ReduceScatter:
     k = inSizes.at(call.team[0]) / n;
-    MPI_Reduce_scatter_block(src->data(), dst->data(), count(k), MPI_DOUBLE, mpiOp(call.op), comm);
-    return;
+    MPI_Ireduce_scatter_block(src->data(), dst->data(), count(k), MPI_DOUBLE, mpiOp(call.op),
+                              comm, &request);
+    return finish();
   case SimCollective::SendRecv:
     return;
   }
@@ -244,15 +419,18 @@ void MpiBackend::allToAllv(const std::vector<int64_t> &team,
                            const std::map<int64_t, const SimBuffer *> &in,
                            const std::map<int64_t, SimBuffer *> &out, const std::string &inputName,
                            const std::string &outputName) {
-  void *handle = commOf(team);
+  void *handle = commOf(team, inputName, outputName);
   if (!handle)
     return;
   MPI_Comm comm = *static_cast<MPI_Comm *>(handle);
   size_t n = team.size();
   size_t meRank = 0;
-  for (size_t i = 0; i < n; ++i)
-    if (rankOf(team[i]) == rank_)
+  std::vector<int> ranks;
+  for (size_t i = 0; i < n; ++i) {
+    ranks.push_back(rankOf(team[i]));
+    if (ranks.back() == rank_)
       meRank = i;
+  }
   std::vector<int> sendCounts(n), sendDispls(n), recvCounts(n), recvDispls(n);
   int sendAt = 0, recvAt = 0;
   for (size_t j = 0; j < n; ++j) {
@@ -270,21 +448,32 @@ void MpiBackend::allToAllv(const std::vector<int64_t> &team,
       (recvAt > 0 && (!dst || static_cast<int>(dst->size()) != recvAt)))
     throw CollectiveError("AllToAllv: the buffers of " + inputName + " and " + outputName +
                           " on device " + std::to_string(me) + " do not hold the chunks");
-  MPI_Alltoallv(src ? src->data() : nullptr, sendCounts.data(), sendDispls.data(), MPI_DOUBLE,
-                dst ? dst->data() : nullptr, recvCounts.data(), recvDispls.data(), MPI_DOUBLE,
-                comm);
+  MPI_Request request;
+  MPI_Ialltoallv(src ? src->data() : nullptr, sendCounts.data(), sendDispls.data(), MPI_DOUBLE,
+                 dst ? dst->data() : nullptr, recvCounts.data(), recvDispls.data(), MPI_DOUBLE,
+                 comm, &request);
+  complete(&request, 1, [&] {
+    return "the AllToAllv over ranks " + ranksText(ranks) + " of " +
+           collectiveStep(inputName, outputName);
+  });
+}
+
+/// Broadcasts a string from `root` of the world.
+std::string MpiBackend::broadcastString(const std::string &s, int root) {
+  auto what = [&] {
+    return "rank " + std::to_string(root) + " to share its failure of " + agreementStep();
+  };
+  int length = static_cast<int>(s.size());
+  MPI_Request request;
+  MPI_Ibcast(&length, 1, MPI_INT, root, MPI_COMM_WORLD, &request);
+  complete(&request, 1, what);
+  std::string out = rank_ == root ? s : std::string(static_cast<size_t>(length), '\0');
+  MPI_Ibcast(out.data(), length, MPI_CHAR, root, MPI_COMM_WORLD, &request);
+  complete(&request, 1, what);
+  return out;
 }
 
 namespace {
-
-/// Broadcasts a string from `root` of the world.
-std::string broadcastString(const std::string &s, int root, int rank) {
-  int length = static_cast<int>(s.size());
-  MPI_Bcast(&length, 1, MPI_INT, root, MPI_COMM_WORLD);
-  std::string out = rank == root ? s : std::string(static_cast<size_t>(length), '\0');
-  MPI_Bcast(out.data(), length, MPI_CHAR, root, MPI_COMM_WORLD);
-  return out;
-}
 
 nlohmann::json checkToJson(const TensorCheck &t) {
   const OutputComparison &c = t.comparison;
@@ -337,13 +526,18 @@ TensorCheck checkFromJson(const nlohmann::json &j) {
 
 std::optional<RunFailure> MpiBackend::agreeOnFailure(const std::optional<RunFailure> &local) {
   int mine = local ? rank_ : INT_MAX, first = INT_MAX;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (first == INT_MAX)
+  MPI_Request request;
+  MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request);
+  complete(&request, 1, [&] { return "every rank to agree on " + agreementStep(); });
+  if (first == INT_MAX) {
+    stepBegins(++agreements_);
     return std::nullopt;
+  }
   nlohmann::json j;
   if (rank_ == first)
     j = {{"step", local->step}, {"kind", local->kind}, {"message", local->message}};
-  nlohmann::json shared = nlohmann::json::parse(broadcastString(j.dump(), first, rank_));
+  nlohmann::json shared = nlohmann::json::parse(broadcastString(j.dump(), first));
+  ++agreements_;
   return RunFailure{shared["step"].get<size_t>(), shared["kind"].get<std::string>(),
                     shared["message"].get<std::string>()};
 }
@@ -355,14 +549,18 @@ std::vector<TensorCheck> MpiBackend::gatherChecks(const std::vector<TensorCheck>
   std::string text = mine.dump();
   int length = static_cast<int>(text.size());
   std::vector<int> lengths(static_cast<size_t>(size_));
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  auto what = [] { return std::string("every rank's tensor checks (gathered at rank 0)"); };
+  MPI_Request request;
+  MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+  complete(&request, 1, what);
   std::vector<int> displs(static_cast<size_t>(size_), 0);
   int total = 0;
   for (int r = 0; r < size_; ++r)
     displs[r] = total, total += lengths[r];
   std::string all(static_cast<size_t>(rank_ == 0 ? total : 0), '\0');
-  MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), displs.data(), MPI_CHAR,
-              0, MPI_COMM_WORLD);
+  MPI_Igatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), displs.data(), MPI_CHAR,
+               0, MPI_COMM_WORLD, &request);
+  complete(&request, 1, what);
   if (rank_ != 0)
     return local;
   // Every process checked the same tensors in the same order.
@@ -379,11 +577,15 @@ std::vector<TensorCheck> MpiBackend::gatherChecks(const std::vector<TensorCheck>
 }
 
 void MpiBackend::broadcastBytes(void *data, size_t bytes) {
-  MPI_Bcast(data, count(static_cast<int64_t>(bytes)), MPI_BYTE, 0, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Ibcast(data, count(static_cast<int64_t>(bytes)), MPI_BYTE, 0, MPI_COMM_WORLD, &request);
+  complete(&request, 1, [] { return std::string("rank 0's broadcast (NCCL's unique id)"); });
 }
 
 int MpiBackend::agreeOnStatus(int status) {
-  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Ibcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+  complete(&request, 1, [] { return std::string("rank 0's exit status"); });
   return status;
 }
 

@@ -9,14 +9,15 @@
 // documentToJsonText lays the JSON out for people: short values on one line,
 // keys in a fixed, meaningful order.
 //
-// Reading (validation and IR construction) lives in JsonIrReader.cpp; this file
-// only parses the text and turns nlohmann's syntax errors into located
-// InputErrors.
+// Reading is parseJsonText (JsonText.h: UTF-8, limits, syntax, duplicate
+// keys) and then readJsonIr (JsonIrReader.cpp: schema and IR); this file only
+// joins them and adds the one rule of whole files: a document has a fusion.
 #include "ir/Json.h"
 
+#include "ir/json/InputRules.h"
 #include "ir/json/JsonIrReader.h"
-#include "ir/json/JsonPositions.h"
 #include "ir/json/JsonSpellings.h"
+#include "ir/json/JsonText.h"
 
 #include <nlohmann/json.hpp>
 
@@ -43,10 +44,14 @@ json extentToJson(const Extent &e) {
 }
 
 std::optional<Extent> extentFromJson(const json &v, int depth) {
-  if (depth > 256)
+  if (depth > kMaxJsonDepth)
     return std::nullopt;
-  if (v.is_number_integer())
-    return Extent::constant(v.get<int64_t>());
+  if (v.is_number()) {
+    auto n = jsonInt64(v);
+    if (!n || *n < 0)
+      return std::nullopt; // sizes are non-negative int64
+    return Extent::constant(*n);
+  }
   if (v.is_string() && !v.get<std::string>().empty())
     return Extent::symbol(v.get<std::string>());
   if (!v.is_object() || !v.contains("op") || !v["op"].is_string() || !v.contains("lhs") ||
@@ -57,22 +62,10 @@ std::optional<Extent> extentFromJson(const json &v, int depth) {
   auto rhs = extentFromJson(v["rhs"], depth + 1);
   if (!kind || !lhs || !rhs)
     return std::nullopt;
-  switch (*kind) {
-  case Extent::Kind::Add:
-    return Extent::add(*lhs, *rhs);
-  case Extent::Kind::Sub:
-    return Extent::sub(*lhs, *rhs);
-  case Extent::Kind::Mul:
-    return Extent::mul(*lhs, *rhs);
-  case Extent::Kind::Div:
-    return Extent::div(*lhs, *rhs);
-  case Extent::Kind::Mod:
-    return Extent::mod(*lhs, *rhs);
-  case Extent::Kind::CeilDiv:
-    return Extent::ceilDiv(*lhs, *rhs);
-  default:
+  Extent e = binaryExtent(*kind, *lhs, *rhs);
+  if (extentArithmeticProblem(*kind, *rhs, e))
     return std::nullopt;
-  }
+  return e;
 }
 
 namespace {
@@ -328,13 +321,6 @@ void writePretty(const json &v, size_t indent, std::string &out) {
   out += std::string(indent, ' ') + (v.is_object() ? "}" : "]");
 }
 
-/// nlohmann's message without its `[json.exception...] parse error at line
-/// L, column C: ` prefix (we print our own location).
-std::string parseErrorDetail(const std::string &what) {
-  auto colon = what.find(": ");
-  return colon == std::string::npos ? what : what.substr(colon + 2);
-}
-
 } // namespace
 
 std::string jsonToText(const json &value) {
@@ -361,22 +347,14 @@ std::string documentToJsonText(const Document &doc) {
 }
 
 Document documentFromJsonText(std::string_view text, const std::string &file) {
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error &e) {
-    // e.byte counts from 1 and points at the offending byte (one past the
-    // end for a truncated text).
-    size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    throwInputError("json-malformed", "malformed JSON: " + parseErrorDetail(e.what()),
-                    locateOffsetIn(text, offset, file));
-  }
-  JsonPositions positions(text, file);
-  if (const auto &dup = positions.duplicateKey())
-    throwInputError("json-schema",
-                    "duplicate key (at " + dup->path + "); each key may occur once per object",
-                    positions.locateOffset(dup->offset));
-  return readJsonIr(root, positions, file);
+  ParsedJson parsed = parseJsonText(text, file, {"json-malformed", "json-schema", "JSON"});
+  Document doc = guardJsonExceptions(
+      file, "json-schema", [&] { return readJsonIr(parsed.root, parsed.positions, file); });
+  // As for an empty dump: a file without a fusion is no input to check.
+  if (doc.fusions.empty())
+    throwInputError("no-fusion", "the JSON IR document has no fusion" + atPointer("/fusions"),
+                    parsed.positions.locate("/fusions"));
+  return doc;
 }
 
 } // namespace shardcheck

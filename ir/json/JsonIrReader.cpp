@@ -6,9 +6,11 @@
 //
 // Error codes: `json-format` (not a JSON IR document), `json-version`
 // (another version), `json-schema` (missing, mistyped or unknown fields, bad
-// enum names) and `json-inconsistent` (an IR that the schema allows but that
-// makes no sense: unknown or duplicate numbers, double definitions, cycles,
-// a pointwise kind whose `op` is not listed in ir/PointwiseOps.h).
+// enum names, integers out of range, extents that are no size: see
+// ir/json/InputRules.h) and `json-inconsistent` (an IR that the schema
+// allows but that makes no sense: unknown or duplicate numbers, double
+// definitions, cycles, a pointwise kind whose `op` is not listed in
+// ir/PointwiseOps.h). Messages quote input names bounded (quotedToken).
 //
 // The reader does not reclassify: an unlisted op must be written with kind
 // "Other" (as the dump reader reads it), so a document cannot have a proof
@@ -17,7 +19,10 @@
 
 #include "ir/Json.h"
 #include "ir/PointwiseOps.h"
+#include "ir/json/InputRules.h"
 #include "ir/json/JsonSpellings.h"
+#include "ir/json/JsonText.h"
+#include "util/Checked.h"
 
 #include <algorithm>
 #include <climits>
@@ -35,10 +40,6 @@ namespace shardcheck::jsonir {
 using nlohmann::json;
 
 namespace {
-
-/// Extents nest at most this deep; deeper trees are certainly not from a
-/// dump and would only risk the stack of every recursive extent algorithm.
-constexpr int kMaxExtentDepth = 256;
 
 /// A JSON value, where it is (JSON pointer) and what it is (for messages).
 struct At {
@@ -67,10 +68,6 @@ std::string typeName(const json &v) {
   default:
     return "an unsupported value";
   }
-}
-
-std::string inQuotes(std::string_view s) {
-  return "\"" + std::string(s) + "\"";
 }
 
 /// Symbols print inside `{...}` of an IterDomain and inside `( ... )`
@@ -112,8 +109,7 @@ private:
   // --- Failing with a location. ---
   [[noreturn]] void fail(const std::string &code, const std::string &path,
                          const std::string &message) const {
-    throwInputError(code, message + " (at " + (path.empty() ? "/" : path) + ")",
-                    positions_.locate(path));
+    throwInputError(code, message + atPointer(path), positions_.locate(path));
   }
   [[noreturn]] void failSchema(const At &at, const std::string &message) const {
     fail("json-schema", at.path, message);
@@ -138,6 +134,7 @@ private:
 
   // --- IR pieces. ---
   Extent extent(const At &at, int depth = 0) const;
+  Extent signedExtent(const At &at) const;
   std::optional<Extent> optionalExtent(const At &object, const std::string &key) const;
   SourceLoc location(const At &object, const std::string &key) const;
   DeviceMesh mesh(const At &at) const;
@@ -185,9 +182,9 @@ void Reader::checkKeys(const At &object, std::initializer_list<std::string_view>
       continue;
     std::string choices;
     for (auto a : allowed)
-      choices += (choices.empty() ? "" : ", ") + inQuotes(a);
+      choices += (choices.empty() ? "" : ", ") + quotedToken(a);
     fail("json-schema", appendPointer(object.path, item.key()),
-         object.label + " has unknown field " + inQuotes(item.key()) + "; expected one of " +
+         object.label + " has unknown field " + quotedToken(item.key()) + "; expected one of " +
              choices);
   }
 }
@@ -195,15 +192,15 @@ void Reader::checkKeys(const At &object, std::initializer_list<std::string_view>
 At Reader::field(const At &object, const std::string &key) const {
   auto it = object.value.find(key);
   if (it == object.value.end())
-    failSchema(object, object.label + " is missing required field " + inQuotes(key));
-  return At{*it, appendPointer(object.path, key), object.label + " field " + inQuotes(key)};
+    failSchema(object, object.label + " is missing required field " + quotedToken(key));
+  return At{*it, appendPointer(object.path, key), object.label + " field " + quotedToken(key)};
 }
 
 std::optional<At> Reader::optionalField(const At &object, const std::string &key) const {
   auto it = object.value.find(key);
   if (it == object.value.end() || it->is_null())
     return std::nullopt;
-  return At{*it, appendPointer(object.path, key), object.label + " field " + inQuotes(key)};
+  return At{*it, appendPointer(object.path, key), object.label + " field " + quotedToken(key)};
 }
 
 std::vector<At> Reader::elements(const At &array) const {
@@ -218,14 +215,13 @@ std::vector<At> Reader::elements(const At &array) const {
 
 int64_t Reader::integer(const At &at, int64_t min, int64_t max) const {
   const json &v = at.value;
-  if (!v.is_number_integer())
+  if (!v.is_number())
     failSchema(at, at.label + " must be an integer, got " + typeName(v));
-  bool tooLarge = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX);
-  int64_t n = tooLarge ? INT64_MAX : v.get<int64_t>();
-  if (tooLarge || n < min || n > max)
-    failSchema(at, at.label + " must be between " + std::to_string(min) + " and " +
-                       std::to_string(max) + ", got " + v.dump());
-  return n;
+  auto n = jsonInt64(v); // 2.5, 1e20 and 2^64 are numbers but no int64
+  if (!n || *n < min || *n > max)
+    failSchema(at, at.label + " must be an integer between " + std::to_string(min) + " and " +
+                       std::to_string(max) + ", got " + shownUtf8Token(v.dump()));
+  return *n;
 }
 
 std::string Reader::string(const At &at) const {
@@ -246,22 +242,23 @@ E Reader::enumValue(const At &at, std::optional<E> (*parse)(std::string_view),
   std::string name = string(at);
   if (auto e = parse(name))
     return *e;
-  failSchema(at, at.label + " must be one of " + choices() + ", got " + inQuotes(name));
+  failSchema(at, at.label + " must be one of " + choices() + ", got " + quotedToken(name));
 }
 
 // --- IR pieces. ---
 
 Extent Reader::extent(const At &at, int depth) const {
-  if (depth > kMaxExtentDepth)
-    failSchema(at,
-               "extent is nested more than " + std::to_string(kMaxExtentDepth) + " levels deep");
+  // parseJsonText bounds the nesting already; this guards trees built in
+  // memory, whose every recursive algorithm would risk the stack.
+  if (depth > kMaxJsonDepth)
+    failSchema(at, "extent is nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
   const json &v = at.value;
-  if (v.is_number_integer())
-    return Extent::constant(integer(at, INT64_MIN, INT64_MAX));
+  if (v.is_number())
+    return Extent::constant(integer(at, 0, INT64_MAX)); // a size, as a dump prints it
   if (v.is_string()) {
     std::string name = v.get<std::string>();
     if (!isPrintableSymbol(name))
-      failSchema(at, at.label + " is not a valid symbol name: " + inQuotes(name) +
+      failSchema(at, at.label + " is not a valid symbol name: " + quotedToken(name) +
                          " (it must be non-empty, without blanks, braces, parentheses or commas)");
     return Extent::symbol(std::move(name));
   }
@@ -274,20 +271,18 @@ Extent Reader::extent(const At &at, int depth) const {
   Extent::Kind op = enumValue(field(at, "op"), parseExtentOpJson, extentOpJsonChoices);
   Extent lhs = extent(field(at, "lhs"), depth + 1);
   Extent rhs = extent(field(at, "rhs"), depth + 1);
-  switch (op) {
-  case Extent::Kind::Add:
-    return Extent::add(lhs, rhs);
-  case Extent::Kind::Sub:
-    return Extent::sub(lhs, rhs);
-  case Extent::Kind::Mul:
-    return Extent::mul(lhs, rhs);
-  case Extent::Kind::Div:
-    return Extent::div(lhs, rhs);
-  case Extent::Kind::Mod:
-    return Extent::mod(lhs, rhs);
-  default:
-    return Extent::ceilDiv(lhs, rhs);
-  }
+  Extent result = binaryExtent(op, lhs, rhs);
+  if (auto problem = extentArithmeticProblem(op, rhs, result))
+    failSchema(at, at.label + ": " + *problem);
+  return result;
+}
+
+/// A Resize amount: an extent, or a negative constant (`by -1`), as the dump
+/// reader reads it.
+Extent Reader::signedExtent(const At &at) const {
+  if (at.value.is_number())
+    return Extent::constant(integer(at, INT64_MIN, INT64_MAX));
+  return extent(at);
 }
 
 std::optional<Extent> Reader::optionalExtent(const At &object, const std::string &key) const {
@@ -302,7 +297,7 @@ SourceLoc Reader::location(const At &object, const std::string &key) const {
   // node's own place in the JSON instead.
   if (it == object.value.end())
     return positions_.locate(object.path);
-  At at{*it, appendPointer(object.path, key), object.label + " field " + inQuotes(key)};
+  At at{*it, appendPointer(object.path, key), object.label + " field " + quotedToken(key)};
   if (it->is_null())
     return SourceLoc{};
   expectObject(at);
@@ -325,18 +320,19 @@ DeviceMesh Reader::mesh(const At &at) const {
     devices.push_back(integer(device, 0, INT64_MAX));
   if (shape.empty() && devices.empty())
     return DeviceMesh{}; // the empty mesh, printed `DeviceMesh{}`
-  // Multiply with an early exit so that a huge shape cannot overflow.
-  uint64_t capacity = 1;
+  // Multiply with an early exit: a product past the device count (or past
+  // int64) can only be a mismatch.
+  std::optional<int64_t> capacity = 1;
   for (int64_t s : shape) {
-    capacity *= static_cast<uint64_t>(s);
-    if (capacity > devices.size())
+    capacity = checkedMul(*capacity, s);
+    if (!capacity || *capacity > static_cast<int64_t>(devices.size()))
       break;
   }
-  if (capacity != devices.size()) {
+  if (capacity != static_cast<int64_t>(devices.size())) {
     std::string shapeText;
     for (int64_t s : shape)
       shapeText += (shapeText.empty() ? "" : ", ") + std::to_string(s);
-    failInconsistent(at.path, "mesh of shape [" + shapeText + "] lists " +
+    failInconsistent(at.path, "mesh of shape [" + shownUtf8Token(shapeText) + "] lists " +
                                   std::to_string(devices.size()) +
                                   " devices; the shape's product must equal the device count");
   }
@@ -491,15 +487,19 @@ Transform Reader::transform(const At &at) const {
                                   std::to_string(t.outputs.size()));
   // Each kind's own fields are required; others are optional (lossless
   // writing only emits them when they differ from their defaults).
-  if (t.kind == Transform::Kind::Split)
-    t.factor = extent(field(at, "factor"));
-  else if (auto factor = optionalExtent(at, "factor"))
+  if (t.kind == Transform::Kind::Split) {
+    At factor = field(at, "factor");
+    t.factor = extent(factor);
+    if (t.factor.asConstant() == 0)
+      failSchema(factor, "a split factor must be positive, got 0"); // as the dump reader says
+  } else if (auto factor = optionalExtent(at, "factor")) {
     t.factor = *factor;
+  }
   if (auto inner = optionalField(at, "innerSplit"))
     t.innerSplit = boolean(*inner);
   if (t.kind == Transform::Kind::Resize) {
-    t.left = extent(field(at, "left"));
-    t.right = extent(field(at, "right"));
+    t.left = signedExtent(field(at, "left"));
+    t.right = signedExtent(field(at, "right"));
   } else {
     t.left = optionalExtent(at, "left").value_or(Extent());
     t.right = optionalExtent(at, "right").value_or(Extent());
@@ -596,9 +596,12 @@ std::vector<Contiguity> defaultContiguity(const TensorView &tv, const Fusion &f)
 /// Undefined broadcasts count as derived: nvFuser adds them to loop domains.
 std::optional<IdNum> firstUnderived(const Fusion &f, const std::vector<IdNum> &ids,
                                     const std::set<IdNum> &base) {
+  // One `seen` for all of `ids`: an ID reached before is known derived (or
+  // is being explored), so the walk is linear in the transforms, not in
+  // their product with the domain's length.
+  std::set<IdNum> seen;
   for (IdNum top : ids) {
     std::vector<IdNum> work{top};
-    std::set<IdNum> seen;
     while (!work.empty()) {
       IdNum n = work.back();
       work.pop_back();
@@ -756,7 +759,7 @@ void Reader::checkPointwiseOp(const At &op, OpKind kind, const std::string &name
     arity = PointwiseArity::Ternary;
   if (!arity || isPointwiseOp(name, *arity))
     return;
-  failInconsistent(op.path, inQuotes(name) + " is not a " + opKindName(kind) +
+  failInconsistent(op.path, quotedToken(name) + " is not a " + opKindName(kind) +
                                 " op shardcheck knows (ir/PointwiseOps.h lists them); an op "
                                 "without an element rule has kind \"Other\"");
 }

@@ -10,7 +10,8 @@
 // offending value or its enclosing object, naming the JSON path. Only then are
 // the factories called, so they never assert on user input.
 //
-// It does not parse text (Json.cpp does) and does not lint the IR.
+// It does not parse text (parseJsonText in JsonText.h does) and does not lint
+// the IR.
 #pragma once
 
 #include "ir/Fusion.h"

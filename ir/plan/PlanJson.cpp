@@ -1,20 +1,25 @@
 // Plan <-> JSON (docs/plan-format.md), and the plan's consistency checks.
 //
-// Writing is direct. Reading goes in three passes: JSON syntax (nlohmann,
-// located by byte offset), the schema (every field's type, located by JSON
-// pointer through JsonPositions), and consistency across fields (names
-// defined before use, counts equal to buffer sizes, teams inside the plan's
-// devices, step inputs written by an earlier step). Every failure is an
-// InputError at the offending value: an inconsistent plan is the user's
-// problem to see, never a crash of the executor later.
+// Writing is direct. Reading goes in three passes: the JSON text
+// (parseJsonText: UTF-8, limits, syntax, duplicate keys, located by byte
+// offset), the schema (every field's type, located by JSON pointer through
+// JsonPositions), and consistency across fields (names defined before use,
+// one count per device of a collective step, equal to its buffer's size,
+// teams inside the plan's devices, step inputs written by an earlier step).
+// Every failure is an InputError at the offending value: an inconsistent
+// plan is the user's problem to see, never a crash of the executor later.
+// Lookups are indexed, so a plan is checked in time linear in its size.
 //
 // Whether the plan is *right* (the collectives deliver the right elements) is
 // not checked here; the checker proved it and the executor's validation
 // confirms it.
 #include "ir/Json.h"
+#include "ir/Limits.h"
 #include "ir/json/JsonIrReader.h"
 #include "ir/json/JsonPositions.h"
+#include "ir/json/JsonText.h"
 #include "ir/plan/Plan.h"
+#include "util/Checked.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,7 +32,9 @@ namespace shardcheck {
 
 using nlohmann::json;
 using jsonir::appendPointer;
+using jsonir::atPointer;
 using jsonir::JsonPositions;
+using jsonir::quotedToken;
 
 const char *planStatusName(PlanStatus s) {
   switch (s) {
@@ -106,7 +113,7 @@ Extent localCount(const std::vector<Extent> &shape) {
   std::optional<Extent> symbolic;
   for (const Extent &e : shape) {
     if (auto c = e.asConstant())
-      constant *= *c;
+      constant = mulOrThrow(constant, *c, "a local element count");
     else
       symbolic = symbolic ? Extent::mul(*symbolic, e) : e;
   }
@@ -298,15 +305,14 @@ struct At {
 
 class PlanReader {
 public:
-  PlanReader(const std::string &text, std::string file)
-      : positions_(text, file), file_(std::move(file)) {}
+  PlanReader(const JsonPositions &positions, std::string file)
+      : positions_(positions), file_(std::move(file)) {}
 
   Plan read(const json &root);
 
 private:
   [[noreturn]] void fail(const std::string &path, const std::string &message) const {
-    throwInputError("plan-invalid", message + " (at " + (path.empty() ? "/" : path) + ")",
-                    positions_.locate(path));
+    throwInputError("plan-invalid", message + atPointer(path), positions_.locate(path));
   }
 
   // --- Typed access. ---
@@ -315,7 +321,7 @@ private:
       fail(at.path, "expected an object");
     for (const auto &[key, v] : at.value.items())
       if (!allowed.count(key))
-        fail(appendPointer(at.path, key), "unknown field \"" + key + "\"");
+        fail(appendPointer(at.path, key), "unknown field " + quotedToken(key));
   }
   At field(const At &object, const std::string &key) const {
     auto it = object.value.find(key);
@@ -342,19 +348,34 @@ private:
       fail(at.path, "expected a string");
     return at.value.get<std::string>();
   }
-  int64_t integer(const At &at, int64_t min = INT64_MIN) const {
-    if (!at.value.is_number_integer())
+  /// An integer >= 0 (every integer of a plan is a count, index or device).
+  int64_t nonNegative(const At &at) const {
+    auto v = jsonir::jsonInt64(at.value); // 2.5, 1e20 and 2^64 are no int64
+    if (!v)
       fail(at.path, "expected an integer");
-    int64_t v = at.value.get<int64_t>();
-    if (v < min)
-      fail(at.path, "expected an integer >= " + std::to_string(min));
-    return v;
+    if (*v < 0)
+      fail(at.path, "expected an integer >= 0");
+    return *v;
   }
   Extent extent(const At &at) const {
     auto e = extentFromJson(at.value);
     if (!e)
       fail(at.path, "expected an extent (an integer, a symbol, or {\"op\", \"lhs\", \"rhs\"})");
     return *e;
+  }
+  /// localCount(shape), an overflow of its product located at `path`. The
+  /// product is a tree one level deeper per symbolic axis, which every
+  /// recursive walk of it (printing, evaluating, freeing) descends, so the
+  /// axes are bounded as JSON nesting is.
+  Extent slots(const std::vector<Extent> &shape, const std::string &path) const {
+    if (shape.size() > static_cast<size_t>(jsonir::kMaxJsonDepth))
+      fail(path, "a shape has at most " + std::to_string(jsonir::kMaxJsonDepth) +
+                     " axes, this one " + std::to_string(shape.size()));
+    try {
+      return localCount(shape);
+    } catch (const InputError &e) {
+      fail(path, e.diagnostic().message);
+    }
   }
   std::vector<Extent> extents(const At &at) const {
     std::vector<Extent> out;
@@ -364,9 +385,10 @@ private:
   }
   std::vector<int64_t> devices(const At &at) const {
     std::vector<int64_t> out;
+    std::set<int64_t> seen;
     for (const At &e : elements(at)) {
-      int64_t d = integer(e, 0);
-      if (std::find(out.begin(), out.end(), d) != out.end())
+      int64_t d = nonNegative(e);
+      if (!seen.insert(d).second)
         fail(e.path, "device " + std::to_string(d) + " is listed twice");
       out.push_back(d);
     }
@@ -376,7 +398,7 @@ private:
     std::string s = string(at);
     if (s.size() < 2 || s[0] != 'T' || s.find_first_not_of("0123456789", 1) != std::string::npos ||
         s.size() > 10)
-      fail(at.path, "expected a tensor name like \"T3\", got \"" + s + "\"");
+      fail(at.path, "expected a tensor name like \"T3\", got " + quotedToken(s));
     TensorNum t = std::stoi(s.substr(1));
     if (!fusion.hasTensor(t))
       fail(at.path, "the plan's fusion has no tensor " + s);
@@ -390,7 +412,7 @@ private:
         return value;
       choices += (choices.empty() ? "" : ", ") + std::string("\"") + name + "\"";
     }
-    fail(at.path, "\"" + s + "\" is not one of " + choices);
+    fail(at.path, quotedToken(s) + " is not one of " + choices);
   }
 
   // --- Sections. ---
@@ -413,9 +435,21 @@ private:
                     const PlanBuffer &out) const;
   void checkCopy(const At &at, const PlanStep &s, const Plan &plan, const PlanBuffer &in,
                  const PlanBuffer &out) const;
+  void checkCounts(const At &at, const PlanStep &s, const PlanBuffer &in,
+                   const PlanBuffer &out) const;
+  void checkCount(const std::string &path, const PlanBuffer &b, int64_t device,
+                  const std::optional<Extent> &count, const char *which) const;
 
-  JsonPositions positions_;
+  // --- Indexes, built once so that checking is linear in the plan's size. ---
+  void index(const Plan &plan);
+  const PlanBuffer *bufferNamed(const std::string &name) const;
+  const PlanLocal *localOn(const PlanBuffer &b, int64_t device) const;
+
+  const JsonPositions &positions_;
   std::string file_;
+  std::set<int64_t> planDevices_;
+  std::map<std::string, const PlanBuffer *> buffers_;
+  std::map<std::pair<const PlanBuffer *, int64_t>, const PlanLocal *> locals_;
 };
 
 void PlanReader::header(const At &root, Plan &plan) const {
@@ -424,8 +458,8 @@ void PlanReader::header(const At &root, Plan &plan) const {
     fail(format == root.value.end() ? "" : "/format",
          std::string("not a shardcheck plan: expected \"format\": \"") + kPlanFormat + "\"");
   At version = field(root, "version");
-  if (!version.value.is_number_integer() || version.value.get<int64_t>() != kPlanVersion)
-    fail(version.path, "unsupported plan version " + version.value.dump() +
+  if (jsonir::jsonInt64(version.value) != kPlanVersion)
+    fail(version.path, "unsupported plan version " + shownUtf8Token(version.value.dump()) +
                            "; this shardcheck reads version " + std::to_string(kPlanVersion));
   plan.version = kPlanVersion;
   plan.checkerVersion = string(field(root, "checker_version"));
@@ -433,7 +467,7 @@ void PlanReader::header(const At &root, Plan &plan) const {
   expectObject(input, {"file", "sha256", "fusion"});
   plan.inputFile = string(field(input, "file"));
   plan.inputSha256 = string(field(input, "sha256"));
-  plan.fusionIndex = static_cast<size_t>(integer(field(input, "fusion"), 0));
+  plan.fusionIndex = static_cast<size_t>(nonNegative(field(input, "fusion")));
   plan.lowerings = string(field(root, "lowerings"));
   plan.devices = devices(field(root, "devices"));
 }
@@ -469,13 +503,13 @@ PlanTeam PlanReader::team(const At &at) const {
   if (auto d = optionalField(at, "devices"))
     t.devices = devices(*d);
   if (auto r = optionalField(at, "root"))
-    t.root = integer(*r, 0);
+    t.root = nonNegative(*r);
   if (auto p = optionalField(at, "pairs")) {
     for (const At &pair : elements(*p)) {
       auto ends = elements(pair);
       if (ends.size() != 2)
         fail(pair.path, "a pair is [source, destination]");
-      t.pairs.emplace_back(integer(ends[0], 0), integer(ends[1], 0));
+      t.pairs.emplace_back(nonNegative(ends[0]), nonNegative(ends[1]));
     }
   }
   if (t.devices.empty() == t.pairs.empty())
@@ -516,22 +550,23 @@ PlanBuffer PlanReader::buffer(const At &at, const Plan &plan) const {
   if (dt != "unknown") {
     auto parsed = parseDataType(dt);
     if (!parsed)
-      fail(dtype.path, "unknown dtype \"" + dt + "\"");
+      fail(dtype.path, "unknown dtype " + quotedToken(dt));
     b.dtype = *parsed;
   }
   if (auto c = optionalField(at, "consumer"))
     b.consumer = tensorRef(*c, plan.fusion);
   if (auto e = optionalField(at, "expr"))
-    b.expr = static_cast<size_t>(integer(*e, 0));
+    b.expr = static_cast<size_t>(nonNegative(*e));
   if (auto o = optionalField(at, "operand"))
-    b.operand = static_cast<size_t>(integer(*o, 0));
+    b.operand = static_cast<size_t>(nonNegative(*o));
   if (auto t = optionalField(at, "teams"))
     b.teams = teams(*t);
   if (auto c = optionalField(at, "collective"))
     b.collective = string(*c);
   for (const At &l : elements(field(at, "local"))) {
     expectObject(l, {"device", "shape"});
-    b.local.push_back(PlanLocal{integer(field(l, "device"), 0), extents(field(l, "shape"))});
+    b.local.push_back(PlanLocal{nonNegative(field(l, "device")), extents(field(l, "shape"))});
+    slots(b.local.back().shape, l.path + "/shape"); // its element count must fit in int64
   }
   checkBuffer(at, b, plan);
   return b;
@@ -566,7 +601,7 @@ PlanVerdict PlanReader::verdict(const At &at) const {
                     "input_sha256"});
   PlanVerdict v;
   v.edge = string(field(at, "edge"));
-  v.expr = static_cast<size_t>(integer(field(at, "expr"), 0));
+  v.expr = static_cast<size_t>(nonNegative(field(at, "expr")));
   v.claim = string(field(at, "claim"));
   v.status = enumValue<PlanStatus>(field(at, "status"), {{"proved", PlanStatus::Proved},
                                                          {"refuted", PlanStatus::Refuted},
@@ -589,7 +624,7 @@ PlanStep PlanReader::step(const At &at, const Plan &plan) const {
                                                    {"copy", StepKind::Copy}});
   s.devices = devices(field(at, "devices"));
   if (auto e = optionalField(at, "expr"))
-    s.expr = static_cast<size_t>(integer(*e, 0));
+    s.expr = static_cast<size_t>(nonNegative(*e));
   if (auto m = optionalField(at, "mode"))
     s.mode = enumValue<ComputeMode>(*m, {{"whole", ComputeMode::Whole},
                                          {"partial", ComputeMode::Partial},
@@ -617,7 +652,7 @@ PlanStep PlanReader::step(const At &at, const Plan &plan) const {
     for (const At &c : elements(*counts)) {
       expectObject(c, {"device", "in", "out"});
       PlanCount pc;
-      pc.device = integer(field(c, "device"), 0);
+      pc.device = nonNegative(field(c, "device"));
       if (auto in = optionalField(c, "in"))
         pc.in = extent(*in);
       if (auto out = optionalField(c, "out"))
@@ -626,7 +661,7 @@ PlanStep PlanReader::step(const At &at, const Plan &plan) const {
     }
   }
   if (auto o = optionalField(at, "operand"))
-    s.operand = static_cast<size_t>(integer(*o, 0));
+    s.operand = static_cast<size_t>(nonNegative(*o));
   for (const At &v : elements(field(at, "rests_on")))
     s.restsOn.push_back(verdict(v));
   return s;
@@ -672,12 +707,12 @@ void PlanReader::checkCompute(const At &at, const PlanStep &s, const Plan &plan,
     }
     if (s.inputs[i].empty())
       fail(path, "operand " + std::to_string(i) + " is a tensor and needs a buffer");
-    const PlanBuffer &b = *plan.buffer(s.inputs[i]);
+    const PlanBuffer &b = *bufferNamed(s.inputs[i]);
     bool own = b.kind == BufferKind::Tensor && b.tensor == *e.inputs[i].tensor;
     bool view = b.kind == BufferKind::View && b.tensor == *e.inputs[i].tensor &&
                 b.expr == s.expr && b.operand == i;
     if (!own && !view)
-      fail(path, "buffer \"" + b.name + "\" does not hold operand " + std::to_string(i) +
+      fail(path, "buffer " + quotedToken(b.name) + " does not hold operand " + std::to_string(i) +
                      " of expression " + std::to_string(*s.expr) + " (T" +
                      std::to_string(*e.inputs[i].tensor) + ")");
   }
@@ -711,23 +746,81 @@ void PlanReader::checkCopy(const At &at, const PlanStep &s, const Plan &plan,
     fail(at.path + "/output", "a copy does not write a partial buffer");
   }
   if (in.kind == BufferKind::Partial || in.tensor != expected)
-    fail(at.path + "/inputs", "buffer \"" + in.name + "\" does not hold the elements of T" +
-                                  std::to_string(expected) + " that \"" + out.name +
-                                  "\" expects");
+    fail(at.path + "/inputs", "buffer " + quotedToken(in.name) +
+                                  " does not hold the elements of T" + std::to_string(expected) +
+                                  " that " + quotedToken(out.name) + " expects");
+}
+
+/// A collective is called on each device of its step with the sizes of its
+/// buffers there: every device of the step has exactly one `counts` entry,
+/// with `in` exactly where the input buffer lives and `out` likewise.
+void PlanReader::checkCounts(const At &at, const PlanStep &s, const PlanBuffer &in,
+                             const PlanBuffer &out) const {
+  std::set<int64_t> stepDevices(s.devices.begin(), s.devices.end()), seen;
+  for (size_t i = 0; i < s.counts.size(); ++i) {
+    const PlanCount &c = s.counts[i];
+    std::string path = appendPointer(at.path + "/counts", i);
+    std::string device = "device " + std::to_string(c.device);
+    if (!stepDevices.count(c.device))
+      fail(path, device + " is not a device of the step");
+    if (!seen.insert(c.device).second)
+      fail(path, device + " has two counts entries");
+    checkCount(path, in, c.device, c.in, "input");
+    checkCount(path, out, c.device, c.out, "output");
+  }
+  for (int64_t d : s.devices)
+    if (!seen.count(d))
+      fail(at.path + "/counts", "device " + std::to_string(d) + " of the step has no counts entry");
+}
+
+void PlanReader::checkCount(const std::string &path, const PlanBuffer &b, int64_t device,
+                            const std::optional<Extent> &count, const char *which) const {
+  const PlanLocal *local = localOn(b, device);
+  std::string name = "buffer " + quotedToken(b.name);
+  if (!local && count)
+    fail(path, name + " has no local shape on device " + std::to_string(device));
+  if (local && !count)
+    fail(path, std::string("the ") + which + " count of device " + std::to_string(device) +
+                   " is missing (" + name + " lives there)");
+  if (!local)
+    return;
+  std::string size = slots(local->shape, path).str();
+  if (size != count->str())
+    fail(path, std::string("the ") + which + " count " + shownUtf8Token(count->str()) +
+                   " of device " + std::to_string(device) + " is not the size of " + name + " (" +
+                   shownUtf8Token(size) + ")");
+}
+
+void PlanReader::index(const Plan &plan) {
+  planDevices_.insert(plan.devices.begin(), plan.devices.end());
+  for (const PlanBuffer &b : plan.buffers) {
+    buffers_.emplace(b.name, &b);
+    for (const PlanLocal &l : b.local)
+      locals_.emplace(std::make_pair(&b, l.device), &l);
+  }
+}
+
+const PlanBuffer *PlanReader::bufferNamed(const std::string &name) const {
+  auto it = buffers_.find(name);
+  return it == buffers_.end() ? nullptr : it->second;
+}
+
+const PlanLocal *PlanReader::localOn(const PlanBuffer &b, int64_t device) const {
+  auto it = locals_.find({&b, device});
+  return it == locals_.end() ? nullptr : it->second;
 }
 
 void PlanReader::checkStep(const At &at, const PlanStep &s, const Plan &plan,
                            std::set<std::string> &written) const {
-  std::set<int64_t> known(plan.devices.begin(), plan.devices.end());
   for (int64_t d : s.devices)
-    if (!known.count(d))
+    if (!planDevices_.count(d))
       fail(at.path + "/devices", "device " + std::to_string(d) + " is not a device of the plan");
   if (s.expr && *s.expr >= plan.fusion.exprs.size())
     fail(at.path + "/expr", "the plan's fusion has no expression " + std::to_string(*s.expr));
   auto requireBuffer = [&](const std::string &name, const std::string &path) {
-    const PlanBuffer *b = plan.buffer(name);
+    const PlanBuffer *b = bufferNamed(name);
     if (!b)
-      fail(path, "no buffer is called \"" + name + "\"");
+      fail(path, "no buffer is called " + quotedToken(name));
     return b;
   };
   for (size_t i = 0; i < s.inputs.size(); ++i) {
@@ -738,7 +831,7 @@ void PlanReader::checkStep(const At &at, const PlanStep &s, const Plan &plan,
     bool isFusionInput = b->kind == BufferKind::Tensor &&
                          !plan.fusion.producerExpr(b->tensor);
     if (!written.count(s.inputs[i]) && !isFusionInput)
-      fail(path, "buffer \"" + s.inputs[i] + "\" is read before any step writes it");
+      fail(path, "buffer " + quotedToken(s.inputs[i]) + " is read before any step writes it");
   }
   const PlanBuffer *out = requireBuffer(s.output, at.path + "/output");
   switch (s.kind) {
@@ -750,38 +843,19 @@ void PlanReader::checkStep(const At &at, const PlanStep &s, const Plan &plan,
       fail(at.path, "a collective step names its \"collective\"");
     if (s.inputs.size() != 1)
       fail(at.path + "/inputs", "a collective step has one input buffer");
-    checkTeamsWithin(at, s.teams, known);
+    checkTeamsWithin(at, s.teams, planDevices_);
     bool reduction = s.collective == "Allreduce" || s.collective == "Reduce" ||
                      s.collective == "ReduceScatter";
     if (reduction != !s.reduceOp.empty())
       fail(at.path, reduction ? "a reduction collective names its \"reduce_op\""
                               : "only reduction collectives have a \"reduce_op\"");
-    const PlanBuffer *in = plan.buffer(s.inputs[0]);
+    const PlanBuffer *in = bufferNamed(s.inputs[0]);
     if (s.collective == "AllToAllv" &&
         (in->kind != BufferKind::Packed || out->kind != BufferKind::Unpacked ||
          in->consumer != out->consumer || in->expr != out->expr || in->operand != out->operand))
       fail(at.path, "an AllToAllv moves a packed buffer into the unpacked buffer of the same "
                     "edge");
-    for (const PlanCount &c : s.counts) {
-      auto check = [&](const PlanBuffer *b, const std::optional<Extent> &count,
-                       const char *which) {
-        if (!count)
-          return;
-        for (const PlanLocal &l : b->local)
-          if (l.device == c.device) {
-            if (localCount(l.shape).str() != count->str())
-              fail(at.path + "/counts", std::string("the ") + which + " count " + count->str() +
-                                            " of device " + std::to_string(c.device) +
-                                            " is not the size of buffer \"" + b->name + "\" (" +
-                                            localCount(l.shape).str() + ")");
-            return;
-          }
-        fail(at.path + "/counts", "buffer \"" + b->name + "\" has no local shape on device " +
-                                      std::to_string(c.device));
-      };
-      check(in, c.in, "input");
-      check(out, c.out, "output");
-    }
+    checkCounts(at, s, *in, *out);
     break;
   }
   case StepKind::Alias:
@@ -790,7 +864,7 @@ void PlanReader::checkStep(const At &at, const PlanStep &s, const Plan &plan,
       fail(at.path + "/inputs", std::string("an ") + stepKindName(s.kind) +
                                     " step has one input buffer");
     if (s.kind == StepKind::Copy)
-      checkCopy(at, s, plan, *plan.buffer(s.inputs[0]), *out);
+      checkCopy(at, s, plan, *bufferNamed(s.inputs[0]), *out);
     break;
   }
   written.insert(s.output);
@@ -811,6 +885,7 @@ Plan PlanReader::read(const json &rootValue) {
     fail("/fusion/fusions", "a plan embeds exactly one fusion, found " +
                                 std::to_string(doc.fusions.size()));
   plan.fusion = std::move(doc.fusions.front());
+  checkFusionLimits(plan.fusion);
   for (const At &c : elements(field(root, "constraints")))
     plan.constraints.push_back(constraint(c));
   for (const At &t : elements(field(root, "tensors")))
@@ -819,8 +894,9 @@ Plan PlanReader::read(const json &rootValue) {
   for (const At &b : elements(field(root, "buffers"))) {
     plan.buffers.push_back(buffer(b, plan));
     if (!names.insert(plan.buffers.back().name).second)
-      fail(b.path + "/name", "two buffers are called \"" + plan.buffers.back().name + "\"");
+      fail(b.path + "/name", "two buffers are called " + quotedToken(plan.buffers.back().name));
   }
+  index(plan);
   std::set<std::string> written;
   for (const At &s : elements(field(root, "steps"))) {
     plan.steps.push_back(step(s, plan));
@@ -835,16 +911,11 @@ Plan PlanReader::read(const json &rootValue) {
 } // namespace
 
 Plan planFromJsonText(const std::string &text, const std::string &file) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error &e) {
-    size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    throwInputError("plan-malformed", std::string("malformed plan JSON: ") + e.what(),
-                    jsonir::locateOffsetIn(text, offset, file));
-  }
-  PlanReader reader(text, file);
-  return reader.read(root);
+  jsonir::ParsedJson parsed =
+      jsonir::parseJsonText(text, file, {"plan-malformed", "plan-invalid", "plan JSON"});
+  PlanReader reader(parsed.positions, file);
+  return jsonir::guardJsonExceptions(file, "plan-invalid",
+                                     [&] { return reader.read(parsed.root); });
 }
 
 } // namespace shardcheck

@@ -2,6 +2,7 @@
 #include "ir/reader/BlockBuilder.h"
 
 #include "ir/reader/Cursor.h"
+#include "util/Checked.h"
 
 #include <algorithm>
 #include <utility>
@@ -50,22 +51,19 @@ std::string exprKey(const Expr &e) {
 
 } // namespace
 
+std::string BlockBuilder::idStr(IdNum n) const {
+  auto it = ids_.find(n);
+  return shownToken(it != ids_.end() ? it->second.str() : std::to_string(n));
+}
+
 std::string BlockBuilder::idListStr(const std::vector<IdNum> &ids) const {
   std::string s = "(";
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (i > 0)
-      s += ", ";
-    auto it = ids_.find(ids[i]);
-    s += it != ids_.end() ? it->second.str() : std::to_string(ids[i]);
-  }
-  return s + ")";
+  for (size_t i = 0; i < ids.size(); ++i)
+    s += (i > 0 ? ", " : "") + idStr(ids[i]);
+  return shownToken(s + ")", 240);
 }
 
 std::string BlockBuilder::transformStr(const Transform &t) const {
-  auto idStr = [&](IdNum n) {
-    auto it = ids_.find(n);
-    return it != ids_.end() ? it->second.str() : std::to_string(n);
-  };
   std::string s = transformKindName(t.kind);
   s += ": ";
   for (size_t i = 0; i < t.inputs.size(); ++i)
@@ -84,8 +82,9 @@ void BlockBuilder::noteId(const IterDomain &id) {
   // Every print of one IterDomain is identical in nvFuser, so comparing the
   // spellings compares iter type, parallel type, extents and suffixes.
   if (old.str() != id.str())
-    conflict("IterDomain " + std::to_string(id.number) + " is printed as '" + id.str() +
-                 "' here but as '" + old.str() + "' at " + old.loc.str(),
+    conflict("IterDomain " + std::to_string(id.number) + " is printed as '" +
+                 shownToken(id.str()) + "' here but as '" + shownToken(old.str()) + "' at " +
+                 old.loc.str(),
              id.loc);
 }
 
@@ -107,8 +106,8 @@ void BlockBuilder::noteTensor(const TensorPrint &print) {
                  dataTypeName(old.dtype) + " at " + old.loc.str(),
              print.loc);
   if (old.mesh && print.mesh && *old.mesh != *print.mesh)
-    conflict(name + " is printed with " + print.mesh->str() + " here but " + old.mesh->str() +
-                 " at " + old.loc.str(),
+    conflict(name + " is printed with " + shownToken(print.mesh->str()) + " here but " +
+                 shownToken(old.mesh->str()) + " at " + old.loc.str(),
              print.loc);
   // Prints without a dtype or mesh (older styles, some host IR lines) add
   // nothing; later prints may fill in what earlier ones left out.
@@ -185,7 +184,7 @@ void BlockBuilder::noteTransform(Transform t) {
     const Transform &old = transforms_[it->second];
     if (sameTransform(old, t))
       return; // The same transform printed again (another entry of a tensor).
-    conflict("IterDomain " + ids_.at(out).str() + " is defined by '" + transformStr(t) +
+    conflict("IterDomain " + idStr(out) + " is defined by '" + transformStr(t) +
                  "' here but by '" + transformStr(old) + "' at " + old.loc.str(),
              t.loc);
   }
@@ -233,7 +232,7 @@ void BlockBuilder::checkNoCycles() const {
       }
       IdNum in = (*inputs)[next++];
       if (state[in] == Active)
-        structureError("transforms form a cycle through IterDomain " + ids_.at(in).str(),
+        structureError("transforms form a cycle through IterDomain " + idStr(in),
                        transforms_[def->second].loc);
       if (state[in] == Unseen) {
         state[in] = Active;
@@ -245,9 +244,12 @@ void BlockBuilder::checkNoCycles() const {
 
 std::optional<IdNum> BlockBuilder::firstUnderived(const std::vector<IdNum> &ids,
                                                   const std::set<IdNum> &base) const {
+  // One `seen` for all of `ids`: an ID reached before is known derived (or
+  // is being explored), so the walk is linear in the transforms, not in
+  // their product with the domain's length.
+  std::set<IdNum> seen;
   for (IdNum top : ids) {
     std::vector<IdNum> work{top};
-    std::set<IdNum> seen;
     while (!work.empty()) {
       IdNum id = work.back();
       work.pop_back();
@@ -273,7 +275,7 @@ void BlockBuilder::checkDerived(const TensorFacts &facts) const {
   std::string name = "T" + std::to_string(facts.print.number);
   auto complain = [&](IdNum id, const char *domain, const char *from, const SourceLoc &at) {
     structureError(std::string("the ") + domain + " domain of " + name + " contains " +
-                       ids_.at(id).str() + ", which is not derived from its " + from + " domain",
+                       idStr(id) + ", which is not derived from its " + from + " domain",
                    at.known() ? at : d.loc);
   };
   if (!d.root.empty()) {

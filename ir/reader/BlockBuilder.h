@@ -82,6 +82,9 @@ private:
     std::optional<DomainPrint> domains;
   };
 
+  // Spellings for messages, each bounded (shownToken): a dump may print a
+  // huge extent or list.
+  std::string idStr(IdNum n) const;
   std::string idListStr(const std::vector<IdNum> &ids) const;
   std::string transformStr(const Transform &t) const;
   void mergeDomains(const TensorFacts &facts, const DomainPrint &d) const;

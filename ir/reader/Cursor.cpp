@@ -1,6 +1,8 @@
 // Implementation of the reader's source text and cursor; see Cursor.h.
 #include "ir/reader/Cursor.h"
 
+#include "util/Checked.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -37,9 +39,11 @@ std::string_view trim(std::string_view s) {
 }
 
 std::string excerpt(std::string_view s, size_t max) {
+  // Bounded as every quoted token is (shownToken), then escaped: a cut may
+  // split a UTF-8 character, and the message must stay one printable line.
   std::string out;
-  for (size_t i = 0; i < s.size() && i < max; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
+  for (char byte : shownToken(s, max)) {
+    unsigned char c = static_cast<unsigned char>(byte);
     if (c >= 0x20 && c < 0x7f) {
       out += static_cast<char>(c);
     } else {
@@ -48,8 +52,6 @@ std::string excerpt(std::string_view s, size_t max) {
       out += buf;
     }
   }
-  if (s.size() > max)
-    out += "...";
   return out;
 }
 

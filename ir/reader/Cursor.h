@@ -60,7 +60,8 @@ bool isIdentStart(char c);
 bool isIdentChar(char c);
 /// `s` without leading and trailing blanks.
 std::string_view trim(std::string_view s);
-/// A short printable excerpt of `s` for messages (at most `max` bytes).
+/// A short printable excerpt of `s` for messages: shownToken(s, max) with
+/// bytes outside printable ASCII escaped (`\xff`).
 std::string excerpt(std::string_view s, size_t max = 24);
 
 /// A position in a Source with scanning helpers. Cheap to copy, which is how

@@ -4,6 +4,8 @@
 #include "ir/reader/DumpReader.h"
 
 #include "ir/Json.h"
+#include "ir/Limits.h"
+#include "ir/json/InputRules.h"
 #include "ir/reader/Parser.h"
 
 #include <cerrno>
@@ -16,11 +18,17 @@ namespace shardcheck {
 
 Document readNvFuserDump(std::string_view text, const std::string &file) {
   reader::Source source(text, file);
+  // The whole text, log lines included: a dump is UTF-8 (nvFuser prints
+  // ASCII), and a rule about the kept names only would make every parser
+  // responsible for it.
+  if (auto bad = firstInvalidUtf8(text))
+    throwInputError(reader::kParseError, invalidUtf8Message(text, *bad), source.loc(*bad));
   reader::Parser parser(source);
   return parser.run();
 }
 
-Document readDocument(std::string_view text, const std::string &file) {
+namespace {
+Document readAnyFormat(std::string_view text, const std::string &file) {
   std::string_view rest = text;
   if (rest.substr(0, 3) == "\xEF\xBB\xBF")
     rest.remove_prefix(3); // A UTF-8 byte-order mark.
@@ -32,6 +40,14 @@ Document readDocument(std::string_view text, const std::string &file) {
     break;
   }
   return readNvFuserDump(text, file);
+}
+} // namespace
+
+Document readDocument(std::string_view text, const std::string &file) {
+  Document doc = readAnyFormat(text, file);
+  for (const Fusion &f : doc.fusions)
+    checkFusionLimits(f);
+  return doc;
 }
 
 Document readDocumentFile(const std::string &path) {

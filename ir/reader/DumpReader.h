@@ -21,6 +21,12 @@
 // structure), `inconsistent` (two prints of one IterDomain, tensor or
 // transform disagree), `no-fusion` (no block in the file), `io` (unreadable
 // file). This reader does not lint or check.
+//
+// Limits, each a `parse` error where it is crossed: the text must be UTF-8
+// (ir/json/InputRules.h); an extent nests at most 32 parentheses and has at
+// most 128 operators and call arguments, and its constant arithmetic must
+// stay a size (no division by 0, no negative result); a device mesh nests at
+// most 8 levels. Messages quote input text bounded (shownToken).
 #pragma once
 
 #include "ir/Fusion.h"

@@ -14,6 +14,7 @@
 // braced arguments) is Other too, since the rule ignores what they say.
 #include "ir/PointwiseOps.h"
 #include "ir/reader/Parser.h"
+#include "util/Checked.h"
 
 #include <algorithm>
 #include <array>
@@ -233,7 +234,7 @@ Rhs Parser::parseRhs(const std::string &outName) {
 
 Rhs Parser::parseCallRest(Rhs rhs, size_t start) {
   rhs.form = Rhs::Form::Call;
-  rhs.args = parseCallArgs(rhs.op);
+  rhs.args = parseCallArgs(shownToken(rhs.op));
   Cursor afterCall = c_;
   // `double(2)` may be the scalar left operand of an inline binary op, whose
   // operator nvFuser prints at the start of the next line.
@@ -416,7 +417,7 @@ CallArg Parser::parseCallArg(const std::string &name) {
     else
       arg.text = scanRawArg();
     if (!arg.tensor && arg.text.empty())
-      c_.failExpected("a value after '" + arg.key + " ='");
+      c_.failExpected("a value after '" + shownToken(arg.key) + " ='");
     return arg;
   }
   arg.kind = CallArg::Kind::Scalar;
@@ -529,13 +530,13 @@ Expr Parser::makeExpr(std::vector<TensorNum> outputs, Rhs rhs, const SourceLoc &
 void Parser::checkOperands(const Expr &e, const Rhs &rhs) {
   size_t tensors = e.tensorInputs().size();
   size_t operands = e.inputs.size();
+  std::string op = "'" + shownToken(e.op) + "'";
   auto complain = [&](const std::string &expected) {
-    c_.failAt(rhs.opOffset, "'" + e.op + "' takes " + expected + ", found " +
-                                std::to_string(operands) + " operand(s)");
+    c_.failAt(rhs.opOffset, op + " takes " + expected + ", found " + std::to_string(operands) +
+                                " operand(s)");
   };
   if (e.kind != OpKind::Other && e.outputs.size() != 1)
-    c_.failAt(rhs.opOffset,
-              "'" + e.op + "' has one output, found " + std::to_string(e.outputs.size()));
+    c_.failAt(rhs.opOffset, op + " has one output, found " + std::to_string(e.outputs.size()));
   if (takesOneTensor(e.kind) && (tensors != 1 || operands != 1))
     complain("one tensor operand");
   if ((e.kind == OpKind::Unary || e.kind == OpKind::Cast) && operands != 1)
@@ -584,7 +585,7 @@ void Parser::parseCommunicationField(const std::string &key, Expr &e) {
     info.root = c_.parseInt("root");
   } else if (k == "input" || k == "output") {
     if (!atTensorStart())
-      c_.failExpected("a tensor after '" + key + "='");
+      c_.failExpected("a tensor after '" + shownToken(key) + "='");
     TensorNum t = parseTensor().number;
     if (k == "input")
       e.inputs = {Operand::ofTensor(t)};
@@ -597,7 +598,7 @@ void Parser::parseCommunicationField(const std::string &key, Expr &e) {
   } else {
     std::string value = scanRawArg();
     if (value.empty())
-      c_.failExpected("a value after '" + key + "='");
+      c_.failExpected("a value after '" + shownToken(key) + "='");
     e.attrs.emplace_back(key, value);
   }
 }
@@ -621,7 +622,7 @@ void Parser::parseCommunication() {
     if (key.empty())
       c_.failExpected("a field such as 'type=' in " + name);
     c_.skipSpaces();
-    c_.expect("=", "after '" + key + "' in " + name);
+    c_.expect("=", "after '" + shownToken(key) + "' in " + name);
     c_.skipSpaces();
     sawType |= lower(key) == "type";
     sawTeam |= lower(key) == "team";

@@ -2,6 +2,9 @@
 // and tensors. See Parser.h; statements and blocks are parsed elsewhere.
 #include "ir/reader/Parser.h"
 
+#include "ir/json/InputRules.h"
+#include "util/Checked.h"
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -13,6 +16,12 @@ namespace {
 /// Deeper nesting than any real extent or mesh; bounds the recursion.
 constexpr int kMaxExtentDepth = 32;
 constexpr int kMaxMeshDepth = 8;
+/// More operators (and call arguments) than any real extent has (nvFuser's
+/// have a handful). Each operator deepens the tree by one level at most, so
+/// this bounds the depth of every extent the IR holds, also where no
+/// parenthesis nests (`i0 * i1 * i2 ...`), and keeps its JSON form within
+/// the JSON readers' nesting limit.
+constexpr int kMaxExtentOperators = 128;
 
 bool isSymbolChar(char c) {
   return isIdentChar(c) || c == '.';
@@ -22,14 +31,11 @@ bool isDtypeChar(char c) {
 }
 
 /// Combines two extents; constant folding is checked for overflow first
-/// (Extent folds with plain int64 arithmetic).
+/// (Extent leaves an overflowing fold unfolded, which no dump prints), and
+/// the result must be a size (InputRules.h).
 Extent combine(Extent::Kind kind, const Extent &a, const Extent &b, const Cursor &c,
                size_t opOffset) {
   auto ca = a.asConstant(), cb = b.asConstant();
-  bool divides =
-      kind == Extent::Kind::Div || kind == Extent::Kind::Mod || kind == Extent::Kind::CeilDiv;
-  if (divides && cb && *cb == 0)
-    c.failAt(opOffset, "division by zero in an extent");
   if (ca && cb && *ca >= 0 && *cb > 0) {
     int64_t r = 0;
     bool overflow = (kind == Extent::Kind::Add && __builtin_add_overflow(*ca, *cb, &r)) ||
@@ -38,20 +44,10 @@ Extent combine(Extent::Kind kind, const Extent &a, const Extent &b, const Cursor
     if (overflow)
       c.failAt(opOffset, "extent arithmetic overflows 64-bit integers");
   }
-  switch (kind) {
-  case Extent::Kind::Add:
-    return Extent::add(a, b);
-  case Extent::Kind::Sub:
-    return Extent::sub(a, b);
-  case Extent::Kind::Mul:
-    return Extent::mul(a, b);
-  case Extent::Kind::Div:
-    return Extent::div(a, b);
-  case Extent::Kind::Mod:
-    return Extent::mod(a, b);
-  default:
-    return Extent::ceilDiv(a, b);
-  }
+  Extent e = binaryExtent(kind, a, b);
+  if (auto problem = extentArithmeticProblem(kind, b, e))
+    c.failAt(opOffset, *problem);
+  return e;
 }
 
 } // namespace
@@ -72,7 +68,15 @@ bool Parser::atIterDomainStart() const {
   return matchParallelType(rest.substr(0, 24)).has_value();
 }
 
+void Parser::noteExtentOperator(size_t offset) {
+  if (++extentOperators_ > kMaxExtentOperators)
+    c_.failAt(offset, "extent has more than " + std::to_string(kMaxExtentOperators) +
+                          " operators and call arguments");
+}
+
 Extent Parser::parseExtent(int depth) {
+  if (depth == 0)
+    extentOperators_ = 0; // a new extent
   if (depth > kMaxExtentDepth)
     c_.fail("extent expression nested more than " + std::to_string(kMaxExtentDepth) +
             " levels deep");
@@ -99,15 +103,17 @@ Extent Parser::parseExtent(int depth) {
 
 Extent Parser::parseExtentCall(std::string name, int depth) {
   size_t callOffset = c_.pos();
-  c_.expect("(", "after '" + name + "'");
+  std::string shown = "'" + shownToken(name) + "'";
+  c_.expect("(", "after " + shown);
   std::vector<Extent> args;
   while (true) {
+    noteExtentOperator(c_.pos());
     c_.skipSpaces();
     args.push_back(parseExtentSum(depth + 1));
     c_.skipSpaces();
     if (c_.accept(")"))
       break;
-    c_.expect(",", "or ')' in the arguments of '" + name + "'");
+    c_.expect(",", "or ')' in the arguments of " + shown);
   }
   if (name == "ceilDiv" && args.size() == 2)
     return combine(Extent::Kind::CeilDiv, args[0], args[1], c_, callOffset);
@@ -130,6 +136,7 @@ Extent Parser::parseExtentSum(int depth) {
       return lhs;
     }
     size_t opOffset = c_.pos();
+    noteExtentOperator(opOffset);
     c_.advance();
     c_.skipSpaces();
     Extent rhs = parseExtentProduct(depth);
@@ -148,6 +155,7 @@ Extent Parser::parseExtentProduct(int depth) {
       return lhs;
     }
     size_t opOffset = c_.pos();
+    noteExtentOperator(opOffset);
     c_.advance();
     c_.skipSpaces();
     Extent rhs = parseExtent(depth);
@@ -241,7 +249,7 @@ std::vector<IdNum> Parser::parseIdList(char close, const std::string &what) {
     size_t idOffset = c_.pos();
     IterDomain id = parseIterDomain();
     if (!seen.insert(id.number).second)
-      c_.failAt(idOffset, "IterDomain " + id.str() + " appears twice in " + what);
+      c_.failAt(idOffset, "IterDomain " + shownToken(id.str()) + " appears twice in " + what);
     ids.push_back(id.number);
     c_.skipSpaces();
     if (c_.accept(",")) {

@@ -65,6 +65,7 @@ private:
   Extent parseExtentSum(int depth);
   Extent parseExtentProduct(int depth);
   Extent parseExtentCall(std::string name, int depth);
+  void noteExtentOperator(size_t offset);
   Extent parseSignedExtent();
   IterDomain parseIterDomain();
   void parseIdBraces(IterDomain &id);
@@ -148,6 +149,7 @@ private:
   Cursor c_;
   std::vector<std::unique_ptr<BlockBuilder>> blocks_;
   BlockBuilder *cur_ = nullptr;
+  int extentOperators_ = 0; ///< In the extent being read (noteExtentOperator).
 };
 
 } // namespace shardcheck::reader

@@ -24,11 +24,14 @@ bool edgeProved(const EdgeVerdict &v) {
   return v.status == Status::Proved && v.lowering.kind != CommKind::Unsupported;
 }
 
-/// Whether the fusion multiplies values (a `*` or a `mul` reduction), where
-/// large integer inputs would leave double's exact range.
-bool multiplies(const FusionSpec &spec) {
-  return std::any_of(spec.exprs.begin(), spec.exprs.end(),
-                     [](const ExprSpec &e) { return e.op == "*" || e.op == "mul"; });
+/// The widest input range, a power of two up to `widest`, whose values every
+/// tensor of the fusion computes exactly in double (valueBound below 2^53);
+/// 0 when only the narrow one does.
+int wideRangeFor(const FusionSpec &spec, int widest, int narrow) {
+  for (int r = widest; r > narrow; r /= 2)
+    if (valueBound(spec, r) < 9.007e15)
+      return r;
+  return 0;
 }
 
 std::string edgeName(const EdgeVerdict &v) {
@@ -337,13 +340,17 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
   std::vector<std::pair<int, int>> tries; // (seed, integer range)
   for (int seed = 1; seed <= options_.refutedSeeds; ++seed)
     tries.push_back({seed, options_.integerRange});
-  if (!multiplies(r.spec))
+  if (int wide = wideRangeFor(r.spec, options_.wideRange, options_.integerRange))
     for (int k = 1; k <= options_.wideSeeds; ++k)
-      tries.push_back({options_.refutedSeeds + k, options_.wideRange});
+      tries.push_back({options_.refutedSeeds + k, wide});
   for (const auto &[seed, range] : tries) {
     Attempt a = tryRun(plan, r.verdicts, *b, static_cast<uint64_t>(seed), false, true, range);
     if (range == options_.integerRange || !a.matched)
-      r.runLog.push_back("  run: " + a.line + (range == options_.integerRange ? "" : " (wide inputs)"));
+      r.runLog.push_back("  run: " + a.line +
+                         (range == options_.integerRange
+                              ? ""
+                              : " (inputs in [-" + std::to_string(range) + ", " +
+                                    std::to_string(range) + "])"));
     if (!a.matched) {
       r.compilerOutcome = a.outcome == "wrong-values" ? "refuted-wrong-values" : "refuted-failed";
       return;

@@ -47,11 +47,12 @@ struct OracleOptions {
   std::vector<uint64_t> matchSeeds = {1, 2};
   /// Seeds tried to expose a refuted compiler choice (it must fail on one).
   int refutedSeeds = 4;
-  /// Then, for a fusion with no product (where integers of any size stay
-  /// exact), seeds with inputs in [-wideRange, wideRange]: a max or min that
-  /// misses an element shows only where that element is the extreme, which
-  /// values in [-2, 2] almost never make it. 28 more seeds leave a miss
-  /// chance of 2^-28 for an element missing from half the devices.
+  /// Then seeds with inputs in [-w, w], w the widest power of two up to
+  /// wideRange for which the fusion still computes exactly (valueBound): a
+  /// max or min that misses an element shows only where that element is the
+  /// extreme, which values in [-2, 2] almost never make it. 28 more seeds
+  /// leave a miss chance of 2^-28 for an element missing from half the
+  /// devices.
   int wideSeeds = 28;
   int wideRange = 1 << 20;
 };
