@@ -42,6 +42,10 @@ int64_t addOrThrow(int64_t a, int64_t b, const std::string &what, SourceLoc loc)
 std::string shownToken(std::string_view token, size_t limit) {
   if (token.size() <= limit)
     return std::string(token);
+  // Cut between UTF-8 characters, so that the message stays valid UTF-8
+  // (JSON output refuses anything else).
+  while (limit > 0 && (static_cast<unsigned char>(token[limit]) & 0xC0) == 0x80)
+    --limit;
   return std::string(token.substr(0, limit)) + "... (" + std::to_string(token.size()) + " bytes)";
 }
 

@@ -33,7 +33,8 @@ int64_t mulOrThrow(int64_t a, int64_t b, const std::string &what, SourceLoc loc 
 int64_t addOrThrow(int64_t a, int64_t b, const std::string &what, SourceLoc loc = {});
 
 /// `token` as a message may quote it: whole when at most `limit` bytes,
-/// else its first `limit` bytes and "... (N bytes)".
+/// else its first `limit` bytes (fewer, to end between UTF-8 characters) and
+/// "... (N bytes)".
 std::string shownToken(std::string_view token, size_t limit = 80);
 
 } // namespace shardcheck

@@ -49,13 +49,6 @@ std::string invalidUtf8Message(std::string_view text, size_t offset) {
   return std::string("byte ") + byte + " is not valid UTF-8 (inputs must be UTF-8)";
 }
 
-std::string shownUtf8Token(std::string_view token, size_t limit) {
-  if (token.size() > limit)
-    while (limit > 0 && (static_cast<unsigned char>(token[limit]) & 0xC0) == 0x80)
-      --limit; // token[limit] continues a character: cut before that character
-  return shownToken(token, limit);
-}
-
 Extent binaryExtent(Extent::Kind op, const Extent &lhs, const Extent &rhs) {
   switch (op) {
   case Extent::Kind::Add:

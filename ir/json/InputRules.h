@@ -5,9 +5,9 @@
 // so every name and string it keeps is UTF-8 and the JSON IR writes it back
 // unchanged (the lossless round trip of docs/json-ir.md).
 //
-// Messages quote input text through shownUtf8Token: bounded as shownToken
-// bounds it, and cut between characters, so that a message stays UTF-8 (the
-// tools' JSON output refuses anything else).
+// Messages quote input text through shownToken (util/Checked.h): bounded, and
+// cut between characters, so that a message stays UTF-8 (the tools' JSON
+// output refuses anything else).
 //
 // Extent arithmetic must stay a size: an operation dividing by the constant 0,
 // or constants folding to a negative number, is refused (nvFuser prints no
@@ -19,6 +19,7 @@
 #pragma once
 
 #include "ir/Extent.h"
+#include "util/Checked.h"
 
 #include <cstddef>
 #include <optional>
@@ -35,9 +36,6 @@ std::optional<size_t> firstInvalidUtf8(std::string_view text);
 /// A message for the byte firstInvalidUtf8 found:
 /// `byte 0xFF is not valid UTF-8 (inputs must be UTF-8)`.
 std::string invalidUtf8Message(std::string_view text, size_t offset);
-
-/// shownToken(token, limit), its cut moved back to a character boundary.
-std::string shownUtf8Token(std::string_view token, size_t limit = 80);
 
 /// `lhs op rhs` through Extent's folding factories; `op` is a binary kind.
 Extent binaryExtent(Extent::Kind op, const Extent &lhs, const Extent &rhs);

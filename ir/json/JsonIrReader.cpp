@@ -220,7 +220,7 @@ int64_t Reader::integer(const At &at, int64_t min, int64_t max) const {
   auto n = jsonInt64(v); // 2.5, 1e20 and 2^64 are numbers but no int64
   if (!n || *n < min || *n > max)
     failSchema(at, at.label + " must be an integer between " + std::to_string(min) + " and " +
-                       std::to_string(max) + ", got " + shownUtf8Token(v.dump()));
+                       std::to_string(max) + ", got " + shownToken(v.dump()));
   return *n;
 }
 
@@ -332,7 +332,7 @@ DeviceMesh Reader::mesh(const At &at) const {
     std::string shapeText;
     for (int64_t s : shape)
       shapeText += (shapeText.empty() ? "" : ", ") + std::to_string(s);
-    failInconsistent(at.path, "mesh of shape [" + shownUtf8Token(shapeText) + "] lists " +
+    failInconsistent(at.path, "mesh of shape [" + shownToken(shapeText) + "] lists " +
                                   std::to_string(devices.size()) +
                                   " devices; the shape's product must equal the device count");
   }

@@ -34,11 +34,11 @@ std::string appendPointer(const std::string &path, size_t index) {
 std::string atPointer(const std::string &path) {
   // Pointers of real documents are short; an extent tree's may reach a few
   // hundred bytes, which is still worth showing whole.
-  return " (at " + shownUtf8Token(path.empty() ? "/" : path, 400) + ")";
+  return " (at " + shownToken(path.empty() ? "/" : path, 400) + ")";
 }
 
 std::string quotedToken(std::string_view token) {
-  return "\"" + shownUtf8Token(token) + "\"";
+  return "\"" + shownToken(token) + "\"";
 }
 
 namespace {

@@ -32,7 +32,7 @@ std::string appendPointer(const std::string &path, size_t index);
 
 /// ` (at PATH)` for a message, the path bounded (a key may be huge).
 std::string atPointer(const std::string &path);
-/// `"token"` for a message, bounded (shownUtf8Token): input names may be huge.
+/// `"token"` for a message, bounded (shownToken): input names may be huge.
 std::string quotedToken(std::string_view token);
 
 class JsonPositions {

@@ -37,7 +37,7 @@ bool isNumberChar(char c) {
 /// last token read, which may be huge.
 std::string parseErrorDetail(const std::string &what) {
   auto colon = what.find(": ");
-  return shownUtf8Token(colon == std::string::npos ? what : what.substr(colon + 2), 240);
+  return shownToken(colon == std::string::npos ? what : what.substr(colon + 2), 240);
 }
 
 /// Calls `visit(pos)` for each byte outside JSON strings (which it skips
@@ -117,7 +117,7 @@ private:
         ++end;
       std::string token(text_.substr(pos, end - pos));
       if (std::isinf(std::strtod(token.c_str(), nullptr)))
-        fail(pos, "number " + shownUtf8Token(token) + " is beyond the range of a double");
+        fail(pos, "number " + shownToken(token) + " is beyond the range of a double");
       return end;
     });
     fail(0, parseErrorDetail(e.what()));

@@ -17,6 +17,7 @@
 
 #include "ir/json/InputRules.h"
 #include "ir/json/JsonPositions.h"
+#include "util/Checked.h"
 
 #include <nlohmann/json.hpp>
 
@@ -62,7 +63,7 @@ auto guardJsonExceptions(const std::string &file, const std::string &code, Read 
   try {
     return read();
   } catch (const nlohmann::json::exception &e) {
-    throwInputError(code, "unreadable JSON value: " + shownUtf8Token(e.what(), 240),
+    throwInputError(code, "unreadable JSON value: " + shownToken(e.what(), 240),
                     SourceLoc{file, 1, 1});
   }
 }

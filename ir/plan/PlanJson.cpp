@@ -459,7 +459,7 @@ void PlanReader::header(const At &root, Plan &plan) const {
          std::string("not a shardcheck plan: expected \"format\": \"") + kPlanFormat + "\"");
   At version = field(root, "version");
   if (jsonir::jsonInt64(version.value) != kPlanVersion)
-    fail(version.path, "unsupported plan version " + shownUtf8Token(version.value.dump()) +
+    fail(version.path, "unsupported plan version " + shownToken(version.value.dump()) +
                            "; this shardcheck reads version " + std::to_string(kPlanVersion));
   plan.version = kPlanVersion;
   plan.checkerVersion = string(field(root, "checker_version"));
@@ -786,9 +786,9 @@ void PlanReader::checkCount(const std::string &path, const PlanBuffer &b, int64_
     return;
   std::string size = slots(local->shape, path).str();
   if (size != count->str())
-    fail(path, std::string("the ") + which + " count " + shownUtf8Token(count->str()) +
+    fail(path, std::string("the ") + which + " count " + shownToken(count->str()) +
                    " of device " + std::to_string(device) + " is not the size of " + name + " (" +
-                   shownUtf8Token(size) + ")");
+                   shownToken(size) + ")");
 }
 
 void PlanReader::index(const Plan &plan) {
