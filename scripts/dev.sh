@@ -5,6 +5,11 @@
 #   scripts/dev.sh test            install deps, build, run the whole test suite
 #   scripts/dev.sh test-sanitize   the same under AddressSanitizer + UBSan
 #   scripts/dev.sh deps | build    the individual steps
+#   scripts/dev.sh fuzz-ci         build the libFuzzer harnesses (fuzz/), run each
+#                                  for FUZZ_SECONDS (30), FUZZ_JOBS (2) at a time
+#   scripts/dev.sh fuzz [TARGET]   run one harness (or all) for FUZZ_SECONDS (600),
+#                                  keeping its corpus in build-fuzz/fuzz/corpus/
+#   scripts/dev.sh fuzz-build      build the harnesses and their seed corpora only
 #
 # Works on a fresh Debian 12 machine as root (or with sudo) with only the
 # package registry reachable. Set SHARDCHECK_SKIP_DEPS=1 to skip apt.
@@ -17,6 +22,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libz3-dev libboost-graph-dev nlohmann-json3-dev libgtest-dev
   openmpi-bin libopenmpi-dev ccache
+  clang libclang-rt-dev llvm  # the fuzz build: clang, libFuzzer + sanitizers, llvm-symbolizer
 )
 
 deps() {
@@ -35,7 +41,8 @@ deps() {
 
 # ccache keeps compiled objects across clones (CI builds a fresh clone on the
 # machine the commit was developed on): paths are made relative to the
-# checkout so that another clone's objects hit.
+# checkout so that another clone's objects hit. BUILD_TARGET, when set, builds
+# that target only.
 build() {
   local dir="$1"; shift
   local launcher=()
@@ -44,7 +51,7 @@ build() {
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   fi
   cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "$@" >/dev/null
-  cmake --build "$dir" -j "$JOBS"
+  cmake --build "$dir" -j "$JOBS" ${BUILD_TARGET:+--target "$BUILD_TARGET"}
 }
 
 run_tests() {
@@ -82,6 +89,52 @@ run_corpus_plans() {
   [ "$failed" -eq 0 ]
 }
 
+# The libFuzzer harnesses and their seed corpora (fuzz/README.md), in their
+# own build folder: clang, every library instrumented, GPU and tests off.
+FUZZ_BUILD="$ROOT/build-fuzz"
+fuzz_build() {
+  BUILD_TARGET=fuzz build "$FUZZ_BUILD" -DSHARDCHECK_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++
+}
+
+# Runs the targets $@ (default: all), FUZZ_JOBS at a time, each with the
+# libFuzzer flags in FUZZ_FLAGS, over the corpus folder CORPUS/TARGET; prints
+# one line per target and fails when any found something (reproducers in
+# FINDINGS/TARGET, logs in FINDINGS/TARGET.log).
+fuzz_targets() {
+  local corpus="$1" findings="$2" t
+  shift 2
+  # shellcheck source=../fuzz/fuzz_targets.sh
+  source "$ROOT/fuzz/fuzz_targets.sh"
+  local targets=("$@")
+  [ ${#targets[@]} -gt 0 ] || targets=("${FUZZ_TARGETS[@]}")
+  mkdir -p "$findings"
+  for t in "${targets[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "${FUZZ_JOBS:-2}" ]; do wait -n || true; done
+    echo "== fuzz-$t: ${FUZZ_FLAGS[*]}"
+    (
+      status=0
+      fuzz_run "$FUZZ_BUILD" "$t" "$corpus/$t" "$findings/$t" "$findings/$t.log" \
+        "${FUZZ_FLAGS[@]}" || status=$?
+      echo "$status" > "$findings/$t.status"
+    ) &
+  done
+  wait
+  local failed=0
+  for t in "${targets[@]}"; do
+    local status log="$findings/$t.log"
+    status="$(cat "$findings/$t.status")"
+    printf '%-12s exit %s, %s execs, %s exec/s, %s new units\n' "$t" "$status" \
+      "$(fuzz_stat "$log" number_of_executed_units)" "$(fuzz_stat "$log" average_exec_per_sec)" \
+      "$(fuzz_stat "$log" new_units_added)"
+    if [ "$status" -ne 0 ]; then
+      failed=$((failed + 1))
+      echo "  found: $(fuzz_finding "$log")"
+      echo "  reproducer(s): $(ls "$findings/$t"/* 2>/dev/null | tr '\n' ' ')(log: $log)"
+    fi
+  done
+  [ "$failed" -eq 0 ]
+}
+
 cmd="${1:-}"
 case "$cmd" in
   deps) deps ;;
@@ -116,8 +169,27 @@ case "$cmd" in
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       SHARDCHECK_QUICK=1 run_tests "$ROOT/build-asan"
     ;;
+  fuzz-build)
+    deps
+    fuzz_build
+    ;;
+  fuzz-ci)
+    # Bounded: CI runs on 2 cores and must stay well under 15 minutes.
+    deps
+    fuzz_build
+    rm -rf "$FUZZ_BUILD/fuzz/ci"
+    FUZZ_FLAGS=(-max_total_time="${FUZZ_SECONDS:-30}" -timeout=20 -seed="${FUZZ_SEED:-1}")
+    fuzz_targets "$FUZZ_BUILD/fuzz/ci/corpus" "$FUZZ_BUILD/fuzz/ci/findings"
+    ;;
+  fuzz)
+    deps
+    fuzz_build
+    shift
+    FUZZ_FLAGS=(-max_total_time="${FUZZ_SECONDS:-600}" -timeout=20)
+    FUZZ_JOBS="${FUZZ_JOBS:-1}" fuzz_targets "$FUZZ_BUILD/fuzz/corpus" "$FUZZ_BUILD/fuzz/findings" "$@"
+    ;;
   *)
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
