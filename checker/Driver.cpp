@@ -3,6 +3,7 @@
 
 #include "checker/Checker.h"
 #include "checker/PlanBuilder.h"
+#include "ir/ExprShape.h"
 #include "ir/FusionGraph.h"
 #include "ir/Lints.h"
 #include "ir/reader/DumpReader.h"
@@ -197,6 +198,7 @@ struct Summary {
   size_t none = 0, alias = 0, collectives = 0;
   size_t compilerConfirmed = 0, compilerRefuted = 0, compilerUnknown = 0, unnecessary = 0;
   size_t lintErrors = 0, lintWarnings = 0, unreadable = 0;
+  size_t uncomputedOutputs = 0; ///< Outputs no expression read defines: unchecked.
   std::set<std::string> assumptions;
 };
 
@@ -299,6 +301,27 @@ void tally(const EdgeVerdict &v, Summary &s) {
   }
 }
 
+/// Outputs no expression read defines: nothing about them was checked. In a
+/// kernel or a JSON IR fusion every output is computed by its expressions, so
+/// the run cannot pass (exit 3 at best); a host IR program printed on one
+/// device routinely leaves outputs to another device's program (or to a
+/// PostOnStream the reader skips), so there it is a note.
+void reportUncomputedOutputs(const Fusion &fusion, DiagnosticEngine &diags, Summary &s) {
+  bool hostIr = fusion.kind == BlockKind::HostIr;
+  for (TensorNum t : uncomputedOutputs(fusion)) {
+    s.uncomputedOutputs += !hostIr;
+    std::string name = fusion.tensor(t).name();
+    diags.add(Diagnostic{hostIr ? Severity::Note : Severity::Warning, "unknown",
+                         hostIr ? name + " is a fusion output this host IR program does not "
+                                         "compute (another device's program or a skipped "
+                                         "statement may): not checked here"
+                                : name + " is a fusion output, but no expression shardcheck read "
+                                         "defines it: its sharding is not checked",
+                         fusion.tensor(t).loc,
+                         {}});
+  }
+}
+
 /// Reads a whole file (for the plan's input hash); empty when unreadable.
 std::string fileText(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -388,6 +411,7 @@ FileResult checkFile(const std::string &path, const Options &o, Checker &checker
         tally(v, summary);
         r.edges.emplace_back(fi, v);
       }
+      reportUncomputedOutputs(fusion, r.diags, summary);
       emitPlanIfAsked(o, doc, fi, fusion, *graph, verdicts, r, writeFailed);
     } catch (const InputError &e) {
       Diagnostic d = e.diagnostic();
@@ -506,6 +530,7 @@ nlohmann::json summaryJson(const Summary &s, const CheckStats &stats, NvfuserRun
           {"lint_errors", s.lintErrors},
           {"lint_warnings", s.lintWarnings},
           {"unreadable_files", s.unreadable},
+          {"uncomputed_outputs", s.uncomputedOutputs},
           {"assumptions", s.assumptions},
           {"edge_cache_hits", stats.edgeCacheHits},
           {"smt_queries", stats.solver.queries},
@@ -517,7 +542,7 @@ int exitStatus(const Summary &s) {
     return 2;
   if (s.lintErrors || s.compilerRefuted || s.unsupported || s.refuted)
     return 1;
-  if (s.unknown || s.compilerUnknown)
+  if (s.unknown || s.compilerUnknown || s.uncomputedOutputs)
     return 3;
   return 0;
 }
@@ -545,6 +570,8 @@ void printSummaryText(std::ostream &out, const Summary &s, const CheckStats &sta
   if (s.compilerConfirmed || s.compilerRefuted || s.compilerUnknown)
     out << " (compiler choices checked against nvFuser's " << nvfuserRuntimeName(runtime)
         << " runtime rules)";
+  if (s.uncomputedOutputs)
+    out << "; " << s.uncomputedOutputs << " output(s) no expression computes (not checked)";
   if (s.unreadable)
     out << "; " << s.unreadable << " unreadable input(s)";
   out << "\n";

@@ -1,6 +1,8 @@
 // Building a plan from a checked fusion; see PlanBuilder.h.
 #include "checker/PlanBuilder.h"
 
+#include "ir/ExprShape.h"
+
 #include "checker/ExprChecker.h"
 
 #include "ir/Constraints.h"
@@ -228,9 +230,10 @@ void Builder::addTensors() {
   for (const auto &[t, tv] : f_.tensors) {
     PlanTensor pt;
     pt.tensor = t;
-    pt.role = outputs.count(t)                         ? "output"
-              : inputs.count(t) || !f_.producerExpr(t) ? "input"
-                                                       : "intermediate";
+    bool given = inputs.count(t) || !f_.producerExpr(t);
+    pt.role = outputs.count(t) && (f_.producerExpr(t) || inputs.count(t)) ? "output"
+              : given                                                      ? "input"
+                                                                           : "intermediate";
     pt.shape = globalShape(f_, tv);
     pt.sharding = f_.tensorStr(t);
     plan_.tensors.push_back(pt);
@@ -566,6 +569,14 @@ Plan Builder::build() {
   plan_.lowerings = request_.lowerings == PlanRequest::Lowerings::Compiler ? "compiler" : "checker";
   plan_.devices = fusionDevices(f_, request_.devices);
   plan_.fusion = f_;
+  // A run could only compare such an output with itself. A host IR program
+  // printed on one device leaves outputs to other programs: they enter the
+  // plan as inputs. Anywhere else the fusion lacks their computation.
+  if (f_.kind != BlockKind::HostIr)
+    for (TensorNum t : uncomputedOutputs(f_))
+      throw PlanError(tensorName(t) + " is an output that no expression read defines: nothing "
+                                      "computes it",
+                      f_.tensor(t).loc);
   addTensors();
   addConstraints();
   for (size_t expr : exprOrder())

@@ -3,6 +3,7 @@
 
 #include "executor/LocalBox.h"
 #include "executor/Pointwise.h"
+#include "ir/Scalars.h"
 #include "executor/Reference.h"
 #include "executor/Tensor.h"
 #include "util/Checked.h"
@@ -41,15 +42,15 @@ double initialValue(const Expr &e, ReduceOp op, const Bindings &symbols) {
   std::string text = e.attr("initial value");
   if (text.empty())
     return reduceIdentity(op);
-  auto v = parseScalar(text, symbols);
+  auto v = scalarValue(text, symbols);
   if (!v)
     throwInputError("bad-scalar", "cannot read the initial value `" + text + "`", e.loc);
   return *v;
 }
 
 /// A scalar operand's value (an InputError when it has none).
-double scalarValue(const Expr &e, const Operand &operand, const Bindings &symbols) {
-  auto v = parseScalar(operand.scalar, symbols);
+double scalarOperandValue(const Expr &e, const Operand &operand, const Bindings &symbols) {
+  auto v = scalarValue(operand.scalar, symbols);
   if (!v)
     throwInputError("bad-scalar", "no value for the scalar operand `" + operand.scalar + "`",
                     e.loc);
@@ -108,7 +109,7 @@ private:
     for (size_t i = 0; i < expr_.inputs.size(); ++i) {
       LocalOperand op;
       if (!expr_.inputs[i].tensor) {
-        op.scalar = scalarValue(expr_, expr_.inputs[i], symbols_);
+        op.scalar = scalarOperandValue(expr_, expr_.inputs[i], symbols_);
       } else {
         op.buffer = step_.inputs[i];
         auto box = boxOf(op.buffer);
@@ -211,12 +212,7 @@ private:
 LocalOperand Builder::elementwiseOperand(size_t i) const {
   LocalOperand op;
   if (!expr_.inputs[i].tensor) {
-    auto v = parseScalar(expr_.inputs[i].scalar, symbols_);
-    if (!v)
-      throwInputError("bad-scalar",
-                      "no value for the scalar operand `" + expr_.inputs[i].scalar + "`",
-                      expr_.loc);
-    op.scalar = *v;
+    op.scalar = scalarOperandValue(expr_, expr_.inputs[i], symbols_);
     return op;
   }
   op.buffer = step_.inputs[i];

@@ -299,56 +299,6 @@ std::optional<TernaryRule> ternaryRule(const std::string &op) {
   return listed ? std::optional(ruleOf(*listed)) : std::nullopt;
 }
 
-namespace {
-
-std::string trim(const std::string &s) {
-  size_t b = s.find_first_not_of(" \t");
-  size_t e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
-
-std::optional<double> parseNumber(const std::string &s) {
-  if (s == "inf" || s == "+inf" || s == "INFINITY")
-    return std::numeric_limits<double>::infinity();
-  if (s == "-inf" || s == "-INFINITY")
-    return -std::numeric_limits<double>::infinity();
-  if (s == "nan" || s == "NAN")
-    return kNaN;
-  if (s == "true")
-    return 1.0;
-  if (s == "false")
-    return 0.0;
-  if (s.empty())
-    return std::nullopt;
-  char *end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  std::string rest(end);
-  // CUDA literal suffixes: `2.0f`, `3L`, `4LL`.
-  if (rest.empty() || rest == "f" || rest == "L" || rest == "LL")
-    return v;
-  return std::nullopt;
-}
-
-} // namespace
-
-std::optional<double> parseScalar(const std::string &text,
-                                  const std::map<std::string, int64_t> &symbols) {
-  std::string s = trim(text);
-  if (auto it = symbols.find(s); it != symbols.end())
-    return static_cast<double>(it->second);
-  if (auto v = parseNumber(s))
-    return v;
-  // `float(0)`, `double(-inf)`: a typed literal.
-  size_t open = s.find('(');
-  if (open != std::string::npos && open > 0 && s.back() == ')')
-    return parseScalar(s.substr(open + 1, s.size() - open - 2), symbols);
-  // `(float)2`: a C-style cast of a literal.
-  size_t close = s.find(')');
-  if (!s.empty() && s.front() == '(' && close != std::string::npos && close + 1 < s.size())
-    return parseScalar(s.substr(close + 1), symbols);
-  return std::nullopt;
-}
-
 std::optional<DataType> castTarget(const std::string &op) {
   std::string name;
   if (op.rfind("__to_", 0) == 0)

@@ -1,6 +1,6 @@
 // Element rules of the reference evaluator: what each printed pointwise op
-// spelling computes on doubles, and how printed scalars and cast spellings
-// read.
+// spelling computes on doubles, and which dtype a cast spelling converts to
+// (printed scalars read through ir/Scalars.h).
 //
 // The spellings with a rule are exactly those of ir/PointwiseOps.h, the list
 // the readers classify ops by; a spelling outside it yields nullopt so that
@@ -45,11 +45,6 @@ std::optional<BinaryRule> binaryRule(const std::string &op, bool integral);
 /// The rule of a three-operand pointwise op other than where (`clamp`,
 /// `lerp`, `threshold`).
 std::optional<TernaryRule> ternaryRule(const std::string &op);
-
-/// The value of a printed scalar: `2`, `-1.5`, `float(0)`, `double(-inf)`,
-/// `(float)2`, `true`, or a symbol bound in `symbols` (`i3`, `d5`).
-std::optional<double> parseScalar(const std::string &text,
-                                  const std::map<std::string, int64_t> &symbols);
 
 /// The dtype a cast spelling converts to: `__to_float` -> Float,
 /// `__float2bfloat` -> BFloat16, `(double)` -> Double.

@@ -9,6 +9,7 @@
 #include "executor/Reference.h"
 
 #include "executor/Pointwise.h"
+#include "ir/Scalars.h"
 #include "ir/FusionGraph.h"
 
 #include <algorithm>
@@ -337,7 +338,7 @@ double reductionInit(const OpCall &call, const ReductionOp &op, const Bindings &
   std::string text = call.expr.attr("initial value");
   if (text.empty())
     return op.identity;
-  auto v = parseScalar(text, symbols);
+  auto v = scalarValue(text, symbols);
   if (!v)
     call.fail("bad-scalar", "cannot read the initial value `" + text + "`");
   return *v;
@@ -620,16 +621,11 @@ private:
     const Operand &operand = call.expr.inputs[i];
     if (operand.tensor)
       return result_.values.at(*operand.tensor);
-    auto v = parseScalar(operand.scalar, symbols_);
+    auto v = scalarValue(operand.scalar, symbols_);
     if (!v)
-      call.fail(symbolLike(operand.scalar) ? "unbound-symbol" : "bad-scalar",
+      call.fail(isScalarSymbol(operand.scalar) ? "unbound-symbol" : "bad-scalar",
                 "no value for the scalar operand `" + operand.scalar + "`");
     return HostTensor({}, DataType::Double, {*v});
-  }
-
-  static bool symbolLike(const std::string &s) {
-    return !s.empty() && (std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_') &&
-           s.find('(') == std::string::npos;
   }
 
   const DomainMap *edgeMap(const FusionGraph &graph, const Expr &expr, size_t operand,
@@ -662,7 +658,7 @@ HostTensor evaluateExpression(const Fusion &fusion, const FusionGraph &graph, si
     if (operand.tensor) {
       call.args.push_back(operands[i]);
     } else {
-      auto v = parseScalar(operand.scalar, symbols);
+      auto v = scalarValue(operand.scalar, symbols);
       if (!v)
         call.fail("bad-scalar", "no value for the scalar operand `" + operand.scalar + "`");
       call.args.push_back(HostTensor({}, DataType::Double, {*v}));
@@ -699,7 +695,7 @@ bool needsEpilogue(const Expr &expr, const Bindings &symbols) {
   std::string text = expr.attr("initial value");
   if (text.empty())
     return false;
-  auto v = parseScalar(text, symbols);
+  auto v = scalarValue(text, symbols);
   return !v || *v != partialIdentity(expr);
 }
 

@@ -266,15 +266,14 @@ Plan checkPlanRoundTrip(const Plan &plan) {
   return back;
 }
 
-void checkDocumentUsers(const Document &doc, bool printoutReadsBack) {
+void checkDocumentUsers(const Document &doc) {
   for (const Fusion &f : doc.fusions) {
     DiagnosticEngine diags;
     std::string printed;
     mustSucceed("lintFusion", [&] { lintFusion(f, diags); });
     mustSucceed("FusionGraph::build", [&] { FusionGraph::build(f, diags); });
     mustSucceed("printFusion", [&] { printed = printFusion(f); });
-    if (printoutReadsBack)
-      mustSucceed("reading a printed fusion", [&] { readDocument(printed, "printed.txt"); });
+    mustSucceed("reading a printed fusion", [&] { readDocument(printed, "printed.txt"); });
   }
 }
 

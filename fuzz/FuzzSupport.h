@@ -78,10 +78,10 @@ void checkJsonRoundTrip(const Document &doc);
 Plan checkPlanRoundTrip(const Plan &plan);
 
 /// What check-sharding does with a read document besides checking it: lints,
-/// the producer -> consumer graph, and printing; none may throw. With
-/// `printoutReadsBack`, a printed fusion must read back as an nvFuser dump
-/// (ir/Printer.h promises an equivalent fusion).
-void checkDocumentUsers(const Document &doc, bool printoutReadsBack);
+/// the producer -> consumer graph, and printing; none may throw, and a
+/// printed fusion must read back as an nvFuser dump (ir/Printer.h promises an
+/// equivalent fusion).
+void checkDocumentUsers(const Document &doc);
 
 /// Whether check-sharding may spend its time on `doc` (kLimits).
 bool withinCheckLimits(const Document &doc);

@@ -21,6 +21,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                           [&] { doc = readDocument(fuzz::textOf(data, size), "fuzz.txt"); }))
     return 0;
   fuzz::checkJsonRoundTrip(doc);
-  fuzz::checkDocumentUsers(doc, /*printoutReadsBack=*/true);
+  fuzz::checkDocumentUsers(doc);
   return 0;
 }

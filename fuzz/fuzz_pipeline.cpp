@@ -47,21 +47,6 @@ std::optional<Plan> loadWrittenPlan(const ToolRun &check, const std::filesystem:
   return plan;
 }
 
-// TEMPORARY SKIP (issue 13 findings pipeline-communication-without-input and
-// pipeline-reduction-bad-initial-value): check-sharding proves, and plans as
-// verified, fusions that run-plan then rejects (exit 2) with these
-// diagnostic codes: a host IR Communication whose `input=` is misspelled
-// (`unsupported-op`: an Allgather with no operand), a reduction whose
-// initial value does not read (`bad-scalar`). Such runs need not match.
-// Remove a code once check-sharding rejects its fusions.
-constexpr const char *kKnownRejections[] = {"[unsupported-op]", "[bad-scalar]"};
-
-bool knownRejection(const ToolRun &run) {
-  return run.status == 2 &&
-         std::any_of(std::begin(kKnownRejections), std::end(kKnownRejections),
-                     [&](const char *code) { return run.err.find(code) != std::string::npos; });
-}
-
 /// Runs the plan with both compute paths, and an unverified one once more
 /// with --allow-unverified.
 void runWrittenPlan(const std::filesystem::path &file, const Plan &plan) {
@@ -69,7 +54,7 @@ void runWrittenPlan(const std::filesystem::path &file, const Plan &plan) {
     return;
   for (const std::vector<std::string> &flags : {std::vector<std::string>{}, {"--indexed-compute"}}) {
     PlanRun run = runPlanFile(file, flags);
-    if (plan.verified() && run.tool.status != 0 && !knownRejection(run.tool))
+    if (plan.verified() && run.tool.status != 0)
       violated("a verified plan matches the reference" +
                    std::string(flags.empty() ? "" : " with --indexed-compute"),
                "run-plan exits " + std::to_string(run.tool.status) + "\n" + run.tool.out +

@@ -1,6 +1,8 @@
 // Implementation of the fusion IR's factories and lookups; see Fusion.h.
 #include "ir/Fusion.h"
 
+#include "ir/Scalars.h"
+
 #include <cstdlib>
 #include <limits>
 
@@ -177,17 +179,10 @@ std::optional<bool> initialValueIsIdentity(const Expr &e) {
   std::string text = e.attr("initial value");
   if (text.empty())
     return true;
-  // `float(0)`, `double(-inf)`, `0`, `false`: the value inside the cast.
-  if (auto open = text.find('('); open != std::string::npos && text.back() == ')')
-    text = text.substr(open + 1, text.size() - open - 2);
-  if (text == "false")
-    text = "0";
-  if (text == "true")
-    text = "1";
-  char *end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size())
+  std::optional<double> read = scalarValue(text, {});
+  if (!read)
     return std::nullopt;
+  double v = *read;
   std::string op = reductionOperatorOf(e);
   if (op == "sum")
     return v == 0.0;
@@ -306,7 +301,7 @@ std::string Fusion::tensorStr(TensorNum n) const {
     s += " ca_pos( " + std::to_string(*tv.caPos) + " )";
   if (tv.producePos)
     s += " produce_pos( " + std::to_string(*tv.producePos) + " )";
-  if (tv.mesh)
+  if (tv.mesh && tv.mesh->size() > 0) // nvFuser prints no empty mesh either
     s += " (" + tv.mesh->str() + ")";
   return s;
 }

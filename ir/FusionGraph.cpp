@@ -2,6 +2,8 @@
 #include "ir/FusionGraph.h"
 
 #include "ir/PointwiseOps.h"
+#include "ir/Scalars.h"
+#include "util/Checked.h"
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/topological_sort.hpp>
@@ -220,6 +222,23 @@ DomainMap linearMap(const Fusion &f, size_t operandIndex, TensorNum producer, Te
 
 } // namespace
 
+namespace {
+
+/// Why no plan for `e` could run: a scalar operand or an initial value that
+/// is neither a literal nor a symbol (ir/Scalars.h). Its element map may be
+/// fine, but a proof over it would promise what the executor cannot do.
+std::optional<std::string> unreadableScalar(const Expr &e) {
+  for (const Operand &o : e.inputs)
+    if (!o.tensor && !isReadableScalar(o.scalar))
+      return "shardcheck cannot read the scalar operand `" + shownToken(o.scalar) + "`";
+  std::string init = e.attr("initial value");
+  if (e.kind == OpKind::Reduction && !init.empty() && !isReadableScalar(init))
+    return "shardcheck cannot read the initial value `" + shownToken(init) + "`";
+  return std::nullopt;
+}
+
+} // namespace
+
 DomainMap computeDomainMap(const Fusion &fusion, const Expr &expr, size_t operandIndex,
                            TensorNum consumer) {
   SC_ASSERT(operandIndex < expr.inputs.size() && expr.inputs[operandIndex].tensor,
@@ -228,6 +247,8 @@ DomainMap computeDomainMap(const Fusion &fusion, const Expr &expr, size_t operan
   const auto &ctv = fusion.tensor(consumer);
   const auto &c = ctv.rootOrLogical();
   const auto p = dataLogicalIds(fusion, fusion.tensor(producer));
+  if (auto scalar = unreadableScalar(expr))
+    return MapBuilder(fusion, c, p).unsupported(*scalar);
 
   switch (expr.kind) {
   case OpKind::Broadcast:

@@ -14,6 +14,8 @@
 // an unexpected operand count falls back to a generic `op( a, b )` form.
 #include "ir/Printer.h"
 
+#include "ir/ExprShape.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <optional>
@@ -187,30 +189,12 @@ std::string communicationLine(const Fusion &f, const Expr &e) {
   return s + ")\n";
 }
 
-/// How many operands each printed shape needs; others print generically.
+/// Whether `e` has the shape its kind's printed form needs (ExprShape.h);
+/// fusions built in code may not, and print generically.
 bool hasExpectedArity(const Expr &e) {
-  size_t n = e.inputs.size();
-  if (e.kind == OpKind::Communication)
-    return e.communication.has_value() && n <= 1 && e.outputs.size() <= 1;
-  if (e.outputs.empty())
+  if (e.kind == OpKind::Communication && !e.communication)
     return false;
-  switch (e.kind) {
-  case OpKind::Binary:
-  case OpKind::Matmul:
-    return n == 2 && e.outputs.size() == 1;
-  case OpKind::Ternary:
-  case OpKind::Where:
-    return n == 3 && e.outputs.size() == 1;
-  case OpKind::Linear:
-    return (n == 2 || n == 3) && e.outputs.size() == 1;
-  case OpKind::Unary:
-  case OpKind::Cast:
-    return n == 1 && e.outputs.size() == 1;
-  case OpKind::Other:
-    return true;
-  default: // one-tensor call-style ops
-    return n == 1 && e.outputs.size() == 1;
-  }
+  return !e.outputs.empty() && !exprShapeProblem(e);
 }
 
 // --- Transforms and tensors. ---

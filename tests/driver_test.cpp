@@ -2,6 +2,7 @@
 // statuses, located errors for bad input, the JSON document's shape.
 #include "checker/Driver.h"
 #include "tests/TestPaths.h"
+#include "tests/ToolRuns.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -14,28 +15,18 @@ using namespace shardcheck;
 
 namespace {
 
-struct ToolRun {
-  int status;
-  std::string out, err;
-};
+using shardcheck::testing::ToolRun;
 
-ToolRun run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int status = runCheckSharding(args, out, err);
-  return {status, out.str(), err.str()};
+ToolRun run(const std::vector<std::string> &args) {
+  return shardcheck::testing::checkShardingTool(args);
 }
 
 std::string corpus(const std::string &name) {
   return std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/" + name;
 }
 
-/// Writes `text` to a fresh temporary file and returns its path.
 std::string tempFile(const std::string &name, const std::string &text) {
-  auto dir = std::filesystem::temp_directory_path() / "shardcheck_driver_test";
-  std::filesystem::create_directories(dir);
-  auto path = (dir / name).string();
-  std::ofstream(path) << text;
-  return path;
+  return shardcheck::testing::tempFile("driver_test", name, text);
 }
 
 TEST(Driver, BadUsageExitsTwo) {

@@ -161,7 +161,7 @@ Fusion richKernel() {
   Expr bcast = makeExpr(OpKind::Broadcast, "broadcast", {Operand::ofTensor(2)}, {3});
   bcast.flags = {false, true, true};
   f.addExpr(bcast);
-  Expr odd = makeExpr(OpKind::Other, "pad", {Operand{3, "also"}, Operand{}}, {4});
+  Expr odd = makeExpr(OpKind::Other, "pad", {Operand{3, "also"}, Operand::ofScalar("0")}, {4});
   odd.loc = SourceLoc{};
   f.addExpr(odd);
   f.groups = {SegmentGroup{"g{0}", "pointwise", {0, 1}}, SegmentGroup{"g{1}", "", {}}};

@@ -14,6 +14,7 @@
 #include "ir/Limits.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
+#include "tests/ToolRuns.h"
 #include "util/Checked.h"
 
 #include <gtest/gtest.h>
@@ -27,33 +28,22 @@ using namespace shardcheck;
 
 namespace {
 
-struct ToolRun {
-  int status;
-  std::string out, err;
-};
+using shardcheck::testing::ToolRun;
 
-ToolRun checkSharding(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int status = runCheckSharding(args, out, err);
-  return {status, out.str(), err.str()};
+ToolRun checkSharding(const std::vector<std::string> &args) {
+  return shardcheck::testing::checkShardingTool(args);
 }
 
-ToolRun runPlan(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int status = runRunPlan(args, out, err);
-  return {status, out.str(), err.str()};
+ToolRun runPlan(const std::vector<std::string> &args) {
+  return shardcheck::testing::runPlanTool(args);
 }
 
 std::string tempPath(const std::string &name) {
-  auto dir = std::filesystem::temp_directory_path() / "shardcheck_limits_test";
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  return shardcheck::testing::tempPath("limits_test", name);
 }
 
 std::string tempFile(const std::string &name, const std::string &text) {
-  std::string path = tempPath(name);
-  std::ofstream(path) << text;
-  return path;
+  return shardcheck::testing::tempFile("limits_test", name, text);
 }
 
 /// A 1-D Allgather over `devices` (listed in this order) of T0[DID{n}, {inner}].

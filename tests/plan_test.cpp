@@ -15,6 +15,7 @@
 #include "executor/RunPlan.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
+#include "tests/ToolRuns.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -447,15 +448,10 @@ TEST(PlanRun, SymbolsMustBeBoundAndSatisfyTheConstraints) {
 
 // ------------------------------------------------------------ the CLI
 
-struct CliResult {
-  int status;
-  std::string out, err;
-};
+using CliResult = shardcheck::testing::ToolRun;
 
 CliResult runCli(const std::vector<std::string> &args) {
-  std::ostringstream out, err;
-  int status = runRunPlan(args, out, err);
-  return {status, out.str(), err.str()};
+  return shardcheck::testing::runPlanTool(args);
 }
 
 TEST(RunPlanCli, ExitStatusesAndReport) {

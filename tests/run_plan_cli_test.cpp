@@ -12,6 +12,7 @@
 #include "checker/Driver.h"
 #include "executor/RunPlan.h"
 #include "tests/TestPaths.h"
+#include "tests/ToolRuns.h"
 
 #include <gtest/gtest.h>
 
@@ -49,15 +50,10 @@ std::string emittedPlan(const std::string &corpusFile) {
 const std::string kConstantPlan = "rule_allgather_1d_logical.txt";
 const std::string kSymbolicPlan = "real_tutorial_allgather_gather_scatter.txt";
 
-struct Result {
-  int status;
-  std::string out, err;
-};
+using Result = shardcheck::testing::ToolRun;
 
 Result runPlan(const std::vector<std::string> &args) {
-  std::ostringstream out, err;
-  int status = runRunPlan(args, out, err);
-  return {status, out.str(), err.str()};
+  return shardcheck::testing::runPlanTool(args);
 }
 
 void expectUsageError(const std::vector<std::string> &args, const std::string &message) {

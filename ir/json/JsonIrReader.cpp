@@ -17,7 +17,11 @@
 // rest on a positional map for an op the reference evaluator cannot run.
 #include "ir/json/JsonIrReader.h"
 
+#include "ir/ExprShape.h"
 #include "ir/Json.h"
+#include "ir/Limits.h"
+#include "ir/Printer.h"
+#include "ir/reader/DumpReader.h"
 #include "ir/PointwiseOps.h"
 #include "ir/json/InputRules.h"
 #include "ir/json/JsonSpellings.h"
@@ -70,16 +74,32 @@ std::string typeName(const json &v) {
   }
 }
 
+/// Line `n` (1-based) of `text` without its indentation; empty past the end.
+std::string lineAt(std::string_view text, int n) {
+  size_t start = 0;
+  for (int i = 1; i < n && start != std::string_view::npos; ++i)
+    start = text.find('\n', start) == std::string_view::npos ? std::string_view::npos
+                                                               : text.find('\n', start) + 1;
+  if (n < 1 || start == std::string_view::npos || start >= text.size())
+    return "";
+  std::string_view line = text.substr(start, text.find('\n', start) - start);
+  size_t first = line.find_first_not_of(" \t");
+  return first == std::string_view::npos ? "" : std::string(line.substr(first));
+}
+
 /// Symbols print inside `{...}` of an IterDomain and inside `( ... )`
-/// extents; these characters would make the printout unreadable.
+/// extents: a name without blanks, braces, parentheses or commas, or a
+/// function of extents the dump reader keeps opaque, spelled as it spells
+/// one (`max(i0, 3)`). checkPrintsBack judges whether the call reads back.
 bool isPrintableSymbol(const std::string &s) {
-  if (s.empty())
-    return false;
-  for (char c : s)
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '{' || c == '}' || c == '(' ||
-        c == ')' || c == ',')
-      return false;
-  return true;
+  auto plain = [](std::string_view name) {
+    return !name.empty() && name.find_first_of(" \t\n\r{}(),") == std::string_view::npos;
+  };
+  size_t open = s.find('(');
+  if (open == std::string::npos)
+    return plain(s);
+  return open > 0 && plain(std::string_view(s).substr(0, open)) && s.back() == ')' &&
+         s.find_first_of("\t\n\r{}") == std::string::npos;
 }
 
 /// (inputs, outputs) each transform kind has.
@@ -160,6 +180,7 @@ private:
   Operand operand(const At &at, const Fusion &f) const;
   CommunicationInfo communication(const At &at) const;
   void readGroups(const At &list, Fusion &f) const;
+  void checkPrintsBack(const At &at, const Fusion &f) const;
 
   const JsonPositions &positions_;
   std::string jsonFile_;     ///< The JSON's own name (locations it leaves out).
@@ -259,7 +280,8 @@ Extent Reader::extent(const At &at, int depth) const {
     std::string name = v.get<std::string>();
     if (!isPrintableSymbol(name))
       failSchema(at, at.label + " is not a valid symbol name: " + quotedToken(name) +
-                         " (it must be non-empty, without blanks, braces, parentheses or commas)");
+                         " (it must be non-empty, without blanks, braces, parentheses or commas, or a "
+                         "function call like \"max(i0, 3)\")");
     return Extent::symbol(std::move(name));
   }
   if (!v.is_object())
@@ -341,11 +363,15 @@ DeviceMesh Reader::mesh(const At &at) const {
 
 std::vector<IdNum> Reader::idList(const At &array, const Fusion &f) const {
   std::vector<IdNum> ids;
+  std::set<IdNum> seen;
   for (const At &element : elements(array)) {
     IdNum n = integer(element, 0, INT64_MAX);
     if (!f.hasId(n))
       failInconsistent(element.path, array.label + " refers to IterDomain " + std::to_string(n) +
                                          ", which is not listed in iterDomains");
+    if (!seen.insert(n).second) // as the dump reader says of a printed domain
+      failInconsistent(element.path,
+                       "IterDomain " + std::to_string(n) + " appears twice in " + array.label);
     ids.push_back(n);
   }
   return ids;
@@ -419,7 +445,33 @@ Fusion Reader::fusion(const At &at) const {
     f.inputs = tensorList(*inputs, f);
   if (auto outputs = optionalField(at, "outputs"))
     f.outputs = tensorList(*outputs, f);
+  checkPrintsBack(at, f);
   return f;
+}
+
+/// JSON IR is lossless only if the fusion prints as a dump shardcheck reads
+/// back: its free-form strings (op spellings, scalars, attributes, symbols)
+/// are judged by the dump grammar itself, not by a second copy of it. The
+/// error points at the expr whose statement does not read, else the fusion.
+void Reader::checkPrintsBack(const At &at, const Fusion &f) const {
+  checkFusionLimits(f); // the printer walks transform chains
+  std::string printed = printFusion(f);
+  if (printed.find_first_not_of(" \t\n") == std::string::npos)
+    return; // an empty fusion prints nothing
+  try {
+    readNvFuserDump(printed, "printed fusion");
+  } catch (const InputError &e) {
+    const Diagnostic &d = e.diagnostic();
+    std::string line = lineAt(printed, d.loc.line);
+    std::string path = at.path;
+    for (size_t i = 0; i < f.exprs.size() && !line.empty(); ++i)
+      if (printExpr(f, f.exprs[i]).find(line) != std::string::npos) {
+        path = appendPointer(appendPointer(at.path, "exprs"), i);
+        break;
+      }
+    failInconsistent(path, "this fusion prints as a dump shardcheck cannot read back (" +
+                               d.message + "; printed: `" + shownToken(line) + "`)");
+  }
 }
 
 // --- IterDomains and transforms. ---
@@ -742,6 +794,8 @@ Expr Reader::expr(const At &at, const Fusion &f) const {
     e.communication = communication(*comm);
   if (e.kind == OpKind::Communication && !e.communication)
     failInconsistent(at.path, "a Communication expr needs a \"communication\" object");
+  if (auto problem = exprShapeProblem(e))
+    failInconsistent(at.path, "a " + std::string(opKindName(e.kind)) + " expr " + *problem);
   e.loc = location(at, "loc");
   return e;
 }

@@ -128,7 +128,8 @@ struct PlanStep {
   std::optional<size_t> operand;
   std::vector<PlanVerdict> restsOn;
 
-  /// A step is verified when every verdict it rests on is proved.
+  /// A step is verified when it rests on at least one verdict and every
+  /// verdict it rests on is proved.
   bool verified() const;
 };
 

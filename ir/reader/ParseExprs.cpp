@@ -12,6 +12,7 @@
 // This file does not guess: an unlisted name is never read as pointwise by
 // its operand count, and a listed name printed with attributes (`key = v`,
 // braced arguments) is Other too, since the rule ignores what they say.
+#include "ir/ExprShape.h"
 #include "ir/PointwiseOps.h"
 #include "ir/reader/Parser.h"
 #include "util/Checked.h"
@@ -128,22 +129,6 @@ OpKind kindOfCall(std::string_view name, bool hasOtherArgs) {
   return pointwise && hasOtherArgs ? OpKind::Other : kind;
 }
 
-bool takesOneTensor(OpKind k) {
-  switch (k) {
-  case OpKind::Set:
-  case OpKind::Permute:
-  case OpKind::SegmenterSet:
-  case OpKind::LoadStore:
-  case OpKind::Broadcast:
-  case OpKind::Squeeze:
-  case OpKind::Expand:
-  case OpKind::Reduction:
-  case OpKind::Reshape:
-    return true;
-  default:
-    return false;
-  }
-}
 
 std::string lower(std::string s) {
   for (char &ch : s)
@@ -528,27 +513,8 @@ Expr Parser::makeExpr(std::vector<TensorNum> outputs, Rhs rhs, const SourceLoc &
 }
 
 void Parser::checkOperands(const Expr &e, const Rhs &rhs) {
-  size_t tensors = e.tensorInputs().size();
-  size_t operands = e.inputs.size();
-  std::string op = "'" + shownToken(e.op) + "'";
-  auto complain = [&](const std::string &expected) {
-    c_.failAt(rhs.opOffset, op + " takes " + expected + ", found " + std::to_string(operands) +
-                                " operand(s)");
-  };
-  if (e.kind != OpKind::Other && e.outputs.size() != 1)
-    c_.failAt(rhs.opOffset, op + " has one output, found " + std::to_string(e.outputs.size()));
-  if (takesOneTensor(e.kind) && (tensors != 1 || operands != 1))
-    complain("one tensor operand");
-  if ((e.kind == OpKind::Unary || e.kind == OpKind::Cast) && operands != 1)
-    complain("one operand");
-  if (e.kind == OpKind::Binary && operands != 2)
-    complain("two operands");
-  if ((e.kind == OpKind::Where || e.kind == OpKind::Ternary) && operands != 3)
-    complain("three operands");
-  if (e.kind == OpKind::Matmul && (tensors != 2 || operands != 2))
-    complain("two tensor operands");
-  if (e.kind == OpKind::Linear && (tensors != operands || tensors < 2 || tensors > 3))
-    complain("two or three tensor operands (input, weight[, bias])");
+  if (auto problem = exprShapeProblem(e))
+    c_.failAt(rhs.opOffset, "'" + shownToken(e.op) + "' " + *problem);
 }
 
 std::vector<int64_t> Parser::parseTeam() {
@@ -636,6 +602,8 @@ void Parser::parseCommunication() {
   }
   if (!sawType || !sawTeam)
     c_.failAt(start, name + " has no '" + (sawType ? "team" : "type") + "=' field");
+  if (e.inputs.empty() || e.outputs.empty())
+    c_.failAt(start, name + " has no '" + (e.inputs.empty() ? "input" : "output") + "=' field");
   c_.skipSpaces();
   if (!c_.atLineEnd())
     c_.failExpected("end of line after " + name);

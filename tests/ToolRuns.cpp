@@ -1,0 +1,43 @@
+// In-process tool runs for tests; see ToolRuns.h.
+#include "tests/ToolRuns.h"
+
+#include "checker/Driver.h"
+#include "executor/RunPlan.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace shardcheck::testing {
+
+namespace {
+using Main = int (*)(const std::vector<std::string> &, std::ostream &, std::ostream &);
+
+ToolRun runTool(Main main, const std::vector<std::string> &args) {
+  std::ostringstream out, err;
+  int status = main(args, out, err);
+  return {status, out.str(), err.str()};
+}
+} // namespace
+
+ToolRun checkShardingTool(const std::vector<std::string> &args) {
+  return runTool(runCheckSharding, args);
+}
+
+ToolRun runPlanTool(const std::vector<std::string> &args) {
+  return runTool(runRunPlan, args);
+}
+
+std::string tempPath(const std::string &suite, const std::string &name) {
+  auto dir = std::filesystem::temp_directory_path() / ("shardcheck_" + suite);
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+std::string tempFile(const std::string &suite, const std::string &name, const std::string &text) {
+  std::string path = tempPath(suite, name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+} // namespace shardcheck::testing

@@ -1,0 +1,29 @@
+// Running the two tools in-process from tests: check-sharding and run-plan
+// through their library entry points (checker/Driver.h, executor/RunPlan.h),
+// with what they print kept, and the scratch files tests hand them.
+//
+// This file does not spawn processes (tests/mpi_plans.sh runs the binaries)
+// and does not interpret what the tools print.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace shardcheck::testing {
+
+/// One run of a tool: its exit status and what it wrote.
+struct ToolRun {
+  int status = 0;
+  std::string out, err;
+};
+
+ToolRun checkShardingTool(const std::vector<std::string> &args);
+ToolRun runPlanTool(const std::vector<std::string> &args);
+
+/// A path for scratch file `name` under the temporary directory
+/// shardcheck_`suite` (created).
+std::string tempPath(const std::string &suite, const std::string &name);
+/// Writes `text` to tempPath(suite, name) and returns the path.
+std::string tempFile(const std::string &suite, const std::string &name, const std::string &text);
+
+} // namespace shardcheck::testing
