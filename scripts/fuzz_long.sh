@@ -3,7 +3,8 @@
 # seeded, with a summary to keep (executions, exec/s, crashes per target).
 #
 #   scripts/fuzz_long.sh [--runs N] [--seed S] [--workers W] [--max-crashes K]
-#                        [--timeout SECS] [--out DIR] [--no-build] [TARGET[=N]...]
+#                        [--timeout SECS] [--max-time SECS] [--out DIR] [--no-build]
+#                        [TARGET[=N]...]
 #
 #   --runs N         executions per target (default 2500000: 10^7 over the
 #                    four targets); TARGET=N sets one target's count
@@ -13,6 +14,9 @@
 #   --workers W      processes per target at once, sharing its corpus (default 1)
 #   --max-crashes K  a worker stops after K findings (default 10)
 #   --timeout SECS   libFuzzer's per-input -timeout (default 60)
+#   --max-time SECS  stop each target's workers after SECS seconds even if
+#                    their executions are not done (default: no limit); the
+#                    summary counts the executions actually run
 #   --out DIR        where corpora, reproducers, logs and the summary go
 #                    (default build-fuzz/fuzz/long-YYYYmmdd-HHMMSS)
 #   TARGET           dump-reader json-ir plan-loader pipeline (default all), one
@@ -33,7 +37,7 @@ BUILD="$ROOT/build-fuzz"
 # shellcheck source=../fuzz/fuzz_targets.sh
 source "$ROOT/fuzz/fuzz_targets.sh"
 
-RUNS=2500000 SEED=1 WORKERS=1 MAX_CRASHES=10 TIMEOUT=60 OUT="" BUILD_FIRST=1
+RUNS=2500000 SEED=1 WORKERS=1 MAX_CRASHES=10 TIMEOUT=60 MAX_TIME=0 OUT="" BUILD_FIRST=1
 declare -A TARGET_RUNS=()
 TARGETS=()
 
@@ -50,6 +54,7 @@ parse_args() {
       --workers) WORKERS="${2:?}"; shift ;;
       --max-crashes) MAX_CRASHES="${2:?}"; shift ;;
       --timeout) TIMEOUT="${2:?}"; shift ;;
+      --max-time) MAX_TIME="${2:?}"; shift ;;
       --out) OUT="${2:?}"; shift ;;
       --no-build) BUILD_FIRST=0 ;;
       -h | --help) usage ;;
@@ -71,11 +76,18 @@ parse_args() {
 # MAX_CRASHES findings were made. Appends "execs" lines and "finding" lines
 # (TAB-separated: finding, reproducer) to its state file.
 worker() {
-  local t="$1" w="$2" runs="$3" state="$4" done=0 attempt=0 crashes=0
+  local t="$1" w="$2" runs="$3" state="$4" done=0 attempt=0 crashes=0 start
+  start=$(date +%s)
   while [ "$done" -lt "$runs" ] && [ "$crashes" -lt "$MAX_CRASHES" ]; do
     local log="$OUT/logs/$t.w$w.$attempt.log" status=0 seed=$((SEED + attempt * WORKERS + w))
+    local time_flags=()
+    if [ "$MAX_TIME" -gt 0 ]; then
+      local left=$((MAX_TIME - ($(date +%s) - start)))
+      [ "$left" -gt 0 ] || break
+      time_flags=(-max_total_time="$left")
+    fi
     fuzz_run "$BUILD" "$t" "$OUT/corpus/$t" "$OUT/findings/$t" "$log" -runs=$((runs - done)) \
-      -seed="$seed" -timeout="$TIMEOUT" -reload=1 || status=$?
+      -seed="$seed" -timeout="$TIMEOUT" -reload=1 "${time_flags[@]}" || status=$?
     local execs
     execs="$(fuzz_stat "$log" number_of_executed_units)"
     echo "execs ${execs:-0}" >> "$state"
