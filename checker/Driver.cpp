@@ -7,6 +7,7 @@
 #include "ir/FusionGraph.h"
 #include "ir/Lints.h"
 #include "ir/reader/DumpReader.h"
+#include "util/Checked.h"
 #include "util/Version.h"
 
 #include <nlohmann/json.hpp>
@@ -198,7 +199,7 @@ struct Summary {
   size_t none = 0, alias = 0, collectives = 0;
   size_t compilerConfirmed = 0, compilerRefuted = 0, compilerUnknown = 0, unnecessary = 0;
   size_t lintErrors = 0, lintWarnings = 0, unreadable = 0;
-  size_t uncomputedOutputs = 0; ///< Outputs no expression read defines: unchecked.
+  size_t uncheckedTensors = 0; ///< Tensors no checked edge computes.
   std::set<std::string> assumptions;
 };
 
@@ -301,25 +302,40 @@ void tally(const EdgeVerdict &v, Summary &s) {
   }
 }
 
-/// Outputs no expression read defines: nothing about them was checked. In a
-/// kernel or a JSON IR fusion every output is computed by its expressions, so
-/// the run cannot pass (exit 3 at best); a host IR program printed on one
-/// device routinely leaves outputs to another device's program (or to a
-/// PostOnStream the reader skips), so there it is a note.
-void reportUncomputedOutputs(const Fusion &fusion, DiagnosticEngine &diags, Summary &s) {
+/// Tensors no checked edge computes: outputs no expression read defines, and
+/// outputs of expressions without a tensor operand (`full`, or an operand
+/// the reader took for a scalar). Nothing about them was checked and their
+/// plan steps rest on no verdict. In a kernel or a JSON IR fusion that makes
+/// the run unknown (exit 3 at best); a host IR program printed on one device
+/// routinely leaves outputs to another device's program (or to a
+/// PostOnStream the reader skips), so there an uncomputed output is a note.
+void reportUncheckedTensors(const Fusion &fusion, DiagnosticEngine &diags, Summary &s) {
   bool hostIr = fusion.kind == BlockKind::HostIr;
+  auto warn = [&](TensorNum t, const std::string &why, const SourceLoc &loc) {
+    ++s.uncheckedTensors;
+    diags.add(Diagnostic{Severity::Warning, "unknown",
+                         fusion.tensor(t).name() + " " + why + ": its sharding is not checked",
+                         loc,
+                         {}});
+  };
   for (TensorNum t : uncomputedOutputs(fusion)) {
-    s.uncomputedOutputs += !hostIr;
-    std::string name = fusion.tensor(t).name();
-    diags.add(Diagnostic{hostIr ? Severity::Note : Severity::Warning, "unknown",
-                         hostIr ? name + " is a fusion output this host IR program does not "
-                                         "compute (another device's program or a skipped "
-                                         "statement may): not checked here"
-                                : name + " is a fusion output, but no expression shardcheck read "
-                                         "defines it: its sharding is not checked",
+    if (!hostIr) {
+      warn(t, "is a fusion output, but no expression shardcheck read defines it",
+           fusion.tensor(t).loc);
+      continue;
+    }
+    diags.add(Diagnostic{Severity::Note, "unknown",
+                         fusion.tensor(t).name() +
+                             " is a fusion output this host IR program does not compute "
+                             "(another device's program or a skipped statement may): not "
+                             "checked here",
                          fusion.tensor(t).loc,
                          {}});
   }
+  for (const Expr &e : fusion.exprs)
+    if (e.tensorInputs().empty())
+      for (TensorNum t : e.outputs)
+        warn(t, "is defined by `" + shownToken(e.op) + "` from no tensor operand", e.loc);
 }
 
 /// Reads a whole file (for the plan's input hash); empty when unreadable.
@@ -411,7 +427,7 @@ FileResult checkFile(const std::string &path, const Options &o, Checker &checker
         tally(v, summary);
         r.edges.emplace_back(fi, v);
       }
-      reportUncomputedOutputs(fusion, r.diags, summary);
+      reportUncheckedTensors(fusion, r.diags, summary);
       emitPlanIfAsked(o, doc, fi, fusion, *graph, verdicts, r, writeFailed);
     } catch (const InputError &e) {
       Diagnostic d = e.diagnostic();
@@ -530,7 +546,7 @@ nlohmann::json summaryJson(const Summary &s, const CheckStats &stats, NvfuserRun
           {"lint_errors", s.lintErrors},
           {"lint_warnings", s.lintWarnings},
           {"unreadable_files", s.unreadable},
-          {"uncomputed_outputs", s.uncomputedOutputs},
+          {"unchecked_tensors", s.uncheckedTensors},
           {"assumptions", s.assumptions},
           {"edge_cache_hits", stats.edgeCacheHits},
           {"smt_queries", stats.solver.queries},
@@ -542,7 +558,7 @@ int exitStatus(const Summary &s) {
     return 2;
   if (s.lintErrors || s.compilerRefuted || s.unsupported || s.refuted)
     return 1;
-  if (s.unknown || s.compilerUnknown || s.uncomputedOutputs)
+  if (s.unknown || s.compilerUnknown || s.uncheckedTensors)
     return 3;
   return 0;
 }
@@ -570,8 +586,8 @@ void printSummaryText(std::ostream &out, const Summary &s, const CheckStats &sta
   if (s.compilerConfirmed || s.compilerRefuted || s.compilerUnknown)
     out << " (compiler choices checked against nvFuser's " << nvfuserRuntimeName(runtime)
         << " runtime rules)";
-  if (s.uncomputedOutputs)
-    out << "; " << s.uncomputedOutputs << " output(s) no expression computes (not checked)";
+  if (s.uncheckedTensors)
+    out << "; " << s.uncheckedTensors << " tensor(s) no checked edge computes";
   if (s.unreadable)
     out << "; " << s.unreadable << " unreadable input(s)";
   out << "\n";

@@ -120,6 +120,28 @@ T1_g_float[iS1{4}] (DeviceMesh{0 1})
 }
 
 TEST(FuzzFindings, AStepRestingOnNoVerdictIsNotVerified) {
+  // From the long run (pipeline, slice 2): a garbled operand read as a
+  // scalar leaves `expf` without a tensor operand, so no edge into T2.
+  std::string dump =
+      shardcheck::testing::tempFile("fuzz_findings_test", "no-tensor.txt", R"(Inputs:
+  T0_g_float[iS0{4}] (DeviceMesh{0})
+Outputs:
+  T2_g_float[iS4{4}] (DeviceMesh{0})
+
+%kernel_math {
+T2_g_float[iS4{4}] (DeviceMesh{0})
+   = expf(Z1_g_float[iS2{4}] (DeviceMesh{0}));
+} // %kernel_math
+)");
+  std::string plan = shardcheck::testing::tempPath("fuzz_findings_test", "no-tensor.json");
+  ToolRun r = check(dump, plan);
+  EXPECT_EQ(r.status, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("T2 is defined by `expf` from no tensor operand"), std::string::npos)
+      << r.out;
+  ToolRun run = shardcheck::testing::runPlanTool({plan});
+  EXPECT_EQ(run.status, 3) << run.out << run.err;
+  EXPECT_NE(run.err.find("step 0 rests on no verdict"), std::string::npos) << run.err;
+
   PlanStep step;
   EXPECT_FALSE(step.verified());
   step.restsOn.push_back(PlanVerdict{});
