@@ -79,16 +79,22 @@ std::optional<double> scalarValue(std::string_view text,
   }
 }
 
-bool isReadableScalar(std::string_view text) {
+std::optional<std::string> scalarSymbolOf(std::string_view text) {
   std::string_view s = trimmed(text);
   while (true) {
-    if (isScalarSymbol(s) || literalValue(s))
-      return true;
+    if (literalValue(s))
+      return std::nullopt;
+    if (isScalarSymbol(s))
+      return std::string(s);
     auto inner = castOperand(s);
     if (!inner)
-      return false;
+      return std::nullopt;
     s = trimmed(*inner);
   }
+}
+
+bool isReadableScalar(std::string_view text) {
+  return scalarSymbolOf(text) || scalarValue(text, {});
 }
 
 } // namespace shardcheck

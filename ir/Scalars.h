@@ -29,6 +29,11 @@ std::optional<double> scalarValue(std::string_view text,
 /// binding may give a value); false for text no binding makes readable.
 bool isReadableScalar(std::string_view text);
 
+/// The symbol a printed scalar reads (`i3` of `(double)(i3)`), or nullopt
+/// for a literal or unreadable text. A plan lists these with its size
+/// symbols, so that a run can bind them.
+std::optional<std::string> scalarSymbolOf(std::string_view text);
+
 /// Whether `text` is a symbol name: a letter or `_`, then letters, digits
 /// and `_`.
 bool isScalarSymbol(std::string_view text);

@@ -165,6 +165,30 @@ T1_g_float[iS1{4}] (DeviceMesh{0 1})
       << r.out << r.err;
 }
 
+TEST(FuzzFindings, AScalarSymbolIsAPlanSymbolARunBinds) {
+  // A proved `T1 * Z1` planned a run no --bind could make: the plan listed
+  // only its size symbols.
+  std::string dump = shardcheck::testing::tempFile("fuzz_findings_test", "symbol.txt", R"(Inputs:
+  T1_g_float[iS3{16}] (DeviceMesh{0 1})
+Outputs:
+  T2_g_float[iS4{16}] (DeviceMesh{0 1})
+
+%kernel {
+T2_g_float[iS4{16}] (DeviceMesh{0 1})
+   = T1_g_float[iS3{16}] (DeviceMesh{0 1})
+   * (double)(Z1);
+} // %kernel
+)");
+  std::string plan = shardcheck::testing::tempPath("fuzz_findings_test", "symbol.json");
+  ASSERT_EQ(check(dump, plan).status, 0);
+  EXPECT_EQ(planSymbols(planFromJsonText(textOf(plan), plan)), std::vector<std::string>{"Z1"});
+  ToolRun unbound = shardcheck::testing::runPlanTool({plan});
+  EXPECT_EQ(unbound.status, 2);
+  EXPECT_NE(unbound.err.find("bind Z1"), std::string::npos) << unbound.err;
+  ToolRun bound = shardcheck::testing::runPlanTool({"--bind", "Z1=3", plan});
+  EXPECT_EQ(bound.status, 0) << bound.out << bound.err;
+}
+
 TEST(FuzzFindings, AnOpaqueExtentCallReadsBackFromJson) {
   Document doc = readDocumentFile(found("dump-reader-call-extent-as-symbol.txt"));
   Document again = documentFromJsonText(documentToJsonText(doc), "x.json");

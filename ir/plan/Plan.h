@@ -181,7 +181,8 @@ Plan planFromJsonText(const std::string &text, const std::string &file);
 /// equal spellings.
 Extent localCount(const std::vector<Extent> &shape);
 
-/// The symbols a plan's extents mention, sorted.
+/// The symbols a plan mentions, sorted: its extents' and its scalar operands' (`i5` of
+/// `T1 * i5`), all of which a run must bind.
 std::vector<std::string> planSymbols(const Plan &plan);
 
 } // namespace shardcheck

@@ -15,6 +15,7 @@
 // confirms it.
 #include "ir/Json.h"
 #include "ir/Limits.h"
+#include "ir/Scalars.h"
 #include "ir/json/JsonIrReader.h"
 #include "ir/json/JsonPositions.h"
 #include "ir/json/JsonText.h"
@@ -136,6 +137,14 @@ std::vector<std::string> planSymbols(const Plan &plan) {
   for (const PlanConstraint &c : plan.constraints) {
     c.lhs.collectSymbols(symbols);
     c.rhs.collectSymbols(symbols);
+  }
+  // Scalar operands and initial values may be symbols too (`T1 * i5`).
+  for (const Expr &e : plan.fusion.exprs) {
+    for (const Operand &o : e.inputs)
+      if (auto symbol = o.tensor ? std::nullopt : scalarSymbolOf(o.scalar))
+        symbols.insert(*symbol);
+    if (auto symbol = scalarSymbolOf(e.attr("initial value")))
+      symbols.insert(*symbol);
   }
   return {symbols.begin(), symbols.end()};
 }
