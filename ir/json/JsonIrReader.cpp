@@ -77,10 +77,13 @@ std::string typeName(const json &v) {
 /// Line `n` (1-based) of `text` without its indentation; empty past the end.
 std::string lineAt(std::string_view text, int n) {
   size_t start = 0;
-  for (int i = 1; i < n && start != std::string_view::npos; ++i)
-    start = text.find('\n', start) == std::string_view::npos ? std::string_view::npos
-                                                               : text.find('\n', start) + 1;
-  if (n < 1 || start == std::string_view::npos || start >= text.size())
+  for (int i = 1; i < n; ++i) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos)
+      return "";
+    start = end + 1;
+  }
+  if (n < 1 || start >= text.size())
     return "";
   std::string_view line = text.substr(start, text.find('\n', start) - start);
   size_t first = line.find_first_not_of(" \t");
