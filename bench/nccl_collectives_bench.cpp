@@ -304,6 +304,7 @@ struct Bench {
       // A finite pattern per rank (no NaN or inf in bf16/f32).
       CK_CUDA(cudaMemset(sendBuf[li], 0x11 * ((ranks[li] % 7) + 1), bytes));
       CK_CUDA(cudaMemset(recvBuf[li], 0, bytes));
+      CK_CUDA(cudaDeviceSynchronize()); // as in clearRecv: the fill must land first
       CK_CUDA(cudaEventCreate(&start[li]));
       CK_CUDA(cudaEventCreate(&stop[li]));
     }
@@ -478,6 +479,9 @@ void clearRecv(Bench &b) {
   for (size_t li = 0; li < b.ranks.size(); ++li) {
     b.setDevice(static_cast<int>(li));
     CK_CUDA(cudaMemset(b.recvBuf[li], 0xEE, b.bufferBytes));
+    // cudaMemset runs on the legacy stream and may return before it is done;
+    // the communicators' streams are non-blocking and do not wait for it.
+    CK_CUDA(cudaDeviceSynchronize());
   }
 }
 
