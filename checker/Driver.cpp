@@ -1,11 +1,7 @@
 // The check-sharding driver; see Driver.h.
 #include "checker/Driver.h"
 
-#include "checker/Checker.h"
-#include "checker/PlanBuilder.h"
-#include "ir/ExprShape.h"
-#include "ir/FusionGraph.h"
-#include "ir/Lints.h"
+#include "checker/CheckDocument.h"
 #include "ir/reader/DumpReader.h"
 #include "util/Checked.h"
 #include "util/Version.h"
@@ -186,6 +182,8 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
   return std::nullopt;
 }
 
+/// One input file as the tool prints it: its diagnostics in the order found
+/// (verdicts rendered as diagnostics among the lints) and its verdicts.
 struct FileResult {
   std::string file;
   DiagnosticEngine diags;
@@ -207,28 +205,74 @@ std::string edgeName(const EdgeVerdict &v) {
   return "T" + std::to_string(v.producer) + " -> T" + std::to_string(v.consumer);
 }
 
-/// Adds one edge verdict (and the compiler's) as diagnostics.
-void reportEdge(const EdgeVerdict &v, DiagnosticEngine &diags) {
+/// The edge's own diagnostic: severity and code by its result.
+Diagnostic edgeDiagnostic(const EdgeVerdict &v, EdgeResult result) {
   std::string head = edgeName(v) + " (" + v.exprName + "): ";
   Diagnostic d;
   d.loc = v.loc;
-  d.code = "edge";
-  if (v.lowering.kind == CommKind::Unsupported) {
-    d.severity = v.status == Status::Unknown ? Severity::Warning : Severity::Error;
+  switch (result) {
+  case EdgeResult::Unsupported:
+  case EdgeResult::Unmodelled:
+    d.severity = result == EdgeResult::Unmodelled ? Severity::Warning : Severity::Error;
     d.code = "unsupported-resharding";
     d.message = head + "unsupported: " + v.reason;
-  } else if (v.status == Status::Unknown) {
+    break;
+  case EdgeResult::Unknown:
     d.severity = Severity::Warning;
     d.code = "unknown";
     d.message = head + v.lowering.str() + " unknown: " + v.reason;
-  } else {
+    break;
+  case EdgeResult::Proved:
+  case EdgeResult::Refuted:
     d.severity = Severity::Note;
+    d.code = "edge";
     d.message = head + v.lowering.str() + " " + statusName(v.status);
+    break;
   }
+  return d;
+}
+
+/// The diagnostic on the compiler's own choice for an edge.
+Diagnostic compilerDiagnostic(const EdgeVerdict &v, const CompilerVerdict &c) {
+  Diagnostic cd;
+  cd.loc = c.loc;
+  std::string what = edgeName(v) + ": " + c.source + ", " + c.lowering.str() + ", is ";
+  switch (compilerResult(c)) {
+  case CompilerResult::Unnecessary:
+    cd.severity = Severity::Warning;
+    cd.code = "unnecessary-communication";
+    cd.message = what + "confirmed but unnecessary: the edge needs no communication";
+    break;
+  case CompilerResult::Confirmed:
+    cd.severity = Severity::Note;
+    cd.code = "compiler-confirmed";
+    cd.message = what + "confirmed";
+    break;
+  case CompilerResult::Refuted:
+    cd.severity = Severity::Error;
+    cd.code = "compiler-refuted";
+    cd.message = what + "refuted";
+    if (c.counterexample)
+      cd.addNote("counterexample: " + c.counterexample->message, c.loc);
+    break;
+  case CompilerResult::Unknown:
+    cd.severity = Severity::Warning;
+    cd.code = "compiler-unknown";
+    cd.message = what + "unknown: " + c.reason;
+    break;
+  }
+  return cd;
+}
+
+/// Adds one edge verdict (and the compiler's) as diagnostics.
+void reportEdge(const EdgeVerdict &v, DiagnosticEngine &diags) {
+  EdgeResult result = edgeResult(v);
+  bool refuted = result == EdgeResult::Refuted || result == EdgeResult::Unsupported;
+  Diagnostic d = edgeDiagnostic(v, result);
   // The witness disproves "no communication"; it is a counterexample to the
   // verdict only when the edge is refuted (an unknown one has none).
   if (v.counterexample && v.lowering.kind != CommKind::None)
-    d.addNote((v.status == Status::Refuted ? "counterexample: " : "communication is needed: ") +
+    d.addNote((refuted ? "counterexample: " : "communication is needed: ") +
                   v.counterexample->message,
               v.loc);
   for (const auto &step : v.steps)
@@ -236,106 +280,64 @@ void reportEdge(const EdgeVerdict &v, DiagnosticEngine &diags) {
                   (step.intermediate.empty() ? "" : " via " + step.intermediate) + " " +
                   statusName(step.status) + (step.reason.empty() ? "" : ": " + step.reason),
               v.loc);
-  if (!v.assumptions.empty() && v.status == Status::Proved) {
+  if (!v.assumptions.empty() && result == EdgeResult::Proved) {
     std::string a;
     for (const auto &s : v.assumptions)
       a += (a.empty() ? "" : ", ") + s;
     d.addNote("proved for all sizes with " + a, v.loc);
   }
   diags.add(std::move(d));
-
-  if (!v.compiler)
-    return;
-  const CompilerVerdict &c = *v.compiler;
-  Diagnostic cd;
-  cd.loc = c.loc;
-  std::string what = edgeName(v) + ": " + c.source + ", " + c.lowering.str() + ", is ";
-  if (c.status == Status::Proved && c.unnecessary) {
-    cd.severity = Severity::Warning;
-    cd.code = "unnecessary-communication";
-    cd.message = what + "confirmed but unnecessary: the edge needs no communication";
-  } else if (c.status == Status::Proved) {
-    cd.severity = Severity::Note;
-    cd.code = "compiler-confirmed";
-    cd.message = what + "confirmed";
-  } else if (c.status == Status::Refuted) {
-    cd.severity = Severity::Error;
-    cd.code = "compiler-refuted";
-    cd.message = what + "refuted";
-    if (c.counterexample)
-      cd.addNote("counterexample: " + c.counterexample->message, c.loc);
-  } else {
-    cd.severity = Severity::Warning;
-    cd.code = "compiler-unknown";
-    cd.message = what + "unknown: " + c.reason;
-  }
-  diags.add(std::move(cd));
+  if (v.compiler)
+    diags.add(compilerDiagnostic(v, *v.compiler));
 }
 
 void tally(const EdgeVerdict &v, Summary &s) {
   ++s.edges;
-  if (v.lowering.kind == CommKind::Unsupported)
+  switch (edgeResult(v)) {
+  case EdgeResult::Unsupported:
+  case EdgeResult::Unmodelled:
     ++s.unsupported;
-  else if (v.status == Status::Proved)
+    break;
+  case EdgeResult::Proved:
     ++s.proved;
-  else if (v.status == Status::Refuted)
-    ++s.refuted;
-  else
-    ++s.unknown;
-  if (v.status == Status::Proved) {
     if (v.lowering.kind == CommKind::None)
       ++s.none;
     else if (v.lowering.kind == CommKind::Alias)
       ++s.alias;
-    else if (v.lowering.kind != CommKind::Unsupported)
+    else
       ++s.collectives;
     s.assumptions.insert(v.assumptions.begin(), v.assumptions.end());
+    break;
+  case EdgeResult::Refuted:
+    ++s.refuted;
+    break;
+  case EdgeResult::Unknown:
+    ++s.unknown;
+    break;
   }
-  if (v.compiler) {
-    if (v.compiler->status == Status::Proved)
-      ++s.compilerConfirmed;
-    else if (v.compiler->status == Status::Refuted)
-      ++s.compilerRefuted;
-    else
-      ++s.compilerUnknown;
-    s.unnecessary += v.compiler->unnecessary;
+  if (!v.compiler)
+    return;
+  switch (compilerResult(*v.compiler)) {
+  case CompilerResult::Unnecessary:
+    ++s.unnecessary;
+    [[fallthrough]];
+  case CompilerResult::Confirmed:
+    ++s.compilerConfirmed;
+    break;
+  case CompilerResult::Refuted:
+    ++s.compilerRefuted;
+    break;
+  case CompilerResult::Unknown:
+    ++s.compilerUnknown;
+    break;
   }
 }
 
-/// Tensors no checked edge computes: outputs no expression read defines, and
-/// outputs of expressions without a tensor operand (`full`, or an operand
-/// the reader took for a scalar). Nothing about them was checked and their
-/// plan steps rest on no verdict. In a kernel or a JSON IR fusion that makes
-/// the run unknown (exit 3 at best); a host IR program printed on one device
-/// routinely leaves outputs to another device's program (or to a
-/// PostOnStream the reader skips), so there an uncomputed output is a note.
-void reportUncheckedTensors(const Fusion &fusion, DiagnosticEngine &diags, Summary &s) {
-  bool hostIr = fusion.kind == BlockKind::HostIr;
-  auto warn = [&](TensorNum t, const std::string &why, const SourceLoc &loc) {
-    ++s.uncheckedTensors;
-    diags.add(Diagnostic{Severity::Warning, "unknown",
-                         fusion.tensor(t).name() + " " + why + ": its sharding is not checked",
-                         loc,
-                         {}});
-  };
-  for (TensorNum t : uncomputedOutputs(fusion)) {
-    if (!hostIr) {
-      warn(t, "is a fusion output, but no expression shardcheck read defines it",
-           fusion.tensor(t).loc);
-      continue;
-    }
-    diags.add(Diagnostic{Severity::Note, "unknown",
-                         fusion.tensor(t).name() +
-                             " is a fusion output this host IR program does not compute "
-                             "(another device's program or a skipped statement may): not "
-                             "checked here",
-                         fusion.tensor(t).loc,
-                         {}});
-  }
-  for (const Expr &e : fusion.exprs)
-    if (e.tensorInputs().empty())
-      for (TensorNum t : e.outputs)
-        warn(t, "is defined by `" + shownToken(e.op) + "` from no tensor operand", e.loc);
+/// Counts a diagnostic that is no verdict: a lint, an input error, a plan
+/// that cannot be built.
+void countFinding(const Diagnostic &d, Summary &s) {
+  s.lintErrors += d.severity == Severity::Error;
+  s.lintWarnings += d.severity == Severity::Warning;
 }
 
 /// Reads a whole file (for the plan's input hash); empty when unreadable.
@@ -344,37 +346,17 @@ std::string fileText(const std::string &path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-/// Builds and writes the plan of fusion `fi` when the options ask for it.
-/// A fusion that cannot be planned is an error diagnostic (a finding); a
-/// file that cannot be written is reported by setting `writeFailed`.
-void emitPlanIfAsked(const Options &o, const Document &doc, size_t fi, const Fusion &fusion,
-                     const FusionGraph &graph, const std::vector<EdgeVerdict> &verdicts,
-                     FileResult &r, bool &writeFailed) {
-  if (o.emitPlan.empty() || fi != o.planFusion.value_or(0))
-    return;
-  PlanRequest request;
-  request.lowerings = o.planLowerings;
-  request.inputFile = doc.file;
-  request.inputText = fileText(doc.file);
-  request.fusionIndex = fi;
-  request.devices = o.check.devices;
-  Plan plan;
-  try {
-    plan = buildPlan(fusion, graph, verdicts, request);
-  } catch (const PlanError &e) {
-    r.diags.error("no-plan", std::string("no plan written: ") + e.what(), e.loc);
-    return;
-  }
+/// Writes the plan checkDocument built; the note saying so, or nullopt when
+/// the file cannot be written.
+std::optional<Diagnostic> writePlan(const Options &o, const Plan &plan, const Fusion &fusion) {
   std::ofstream out(o.emitPlan, std::ios::binary);
   out << planToJsonText(plan);
   out.close();
-  if (!out) {
-    writeFailed = true;
-    return;
-  }
+  if (!out)
+    return std::nullopt;
   size_t unverified = std::count_if(plan.steps.begin(), plan.steps.end(),
                                     [](const PlanStep &s) { return !s.verified(); });
-  r.diags.add(Diagnostic{
+  return Diagnostic{
       Severity::Note,
       "plan",
       "plan written to " + o.emitPlan + ": " + std::to_string(plan.steps.size()) + " step(s)" +
@@ -383,60 +365,76 @@ void emitPlanIfAsked(const Options &o, const Document &doc, size_t fi, const Fus
                             "without --allow-unverified)"
                       : ", all proved"),
       fusion.loc,
-      {}});
+      {}};
 }
 
-FileResult checkFile(const std::string &path, const Options &o, Checker &checker, Summary &summary,
-                     bool &writeFailed) {
+/// One fusion's report as the tool prints it, in the order found: lints,
+/// verdicts, unchecked tensors, the plan, an input error found while
+/// checking. Counts it into `summary`; writes the plan.
+void addFusion(const Options &o, const Fusion &fusion, const FusionReport &fr, FileResult &r,
+               Summary &summary, bool &writeFailed) {
+  ++summary.fusions;
+  for (const auto &d : fr.lints) {
+    r.diags.add(d);
+    countFinding(d, summary);
+  }
+  for (const auto &v : fr.verdicts) {
+    reportEdge(v, r.diags);
+    tally(v, summary);
+    r.edges.emplace_back(fr.index, v);
+  }
+  for (const auto &u : fr.unchecked) {
+    r.diags.add(u.diagnostic);
+    summary.uncheckedTensors += u.unknown;
+  }
+  if (fr.plan) {
+    if (auto note = writePlan(o, *fr.plan, fusion))
+      r.diags.add(*note);
+    else
+      writeFailed = true;
+  }
+  if (fr.noPlan)
+    countFinding(r.diags.error("no-plan", std::string("no plan written: ") + fr.noPlan->what(),
+                               fr.noPlan->loc),
+                 summary);
+  if (fr.inputError) {
+    r.diags.add(*fr.inputError);
+    countFinding(*fr.inputError, summary);
+  }
+  r.unreadable = r.unreadable || !fr.readable();
+}
+
+/// An input that could not be checked at all: unreadable (exit 2).
+void addUnreadable(Diagnostic d, FileResult &r, Summary &summary) {
+  countFinding(d, summary);
+  r.diags.add(std::move(d));
+  r.unreadable = true;
+}
+
+FileResult checkFile(const std::string &path, const Options &o, DocumentChecker &checker,
+                     Summary &summary, bool &writeFailed) {
   FileResult r;
   r.file = path;
   Document doc;
   try {
     doc = readDocumentFile(path);
   } catch (const InputError &e) {
-    r.diags.add(e.diagnostic());
-    r.unreadable = true;
+    addUnreadable(e.diagnostic(), r, summary);
     return r;
   }
   if (!o.emitPlan.empty() && o.planFusion.value_or(0) >= doc.fusions.size()) {
-    r.diags.error("usage",
-                  "--fusion " + std::to_string(o.planFusion.value_or(0)) + ": " + path + " has " +
-                      std::to_string(doc.fusions.size()) + " fusion(s)",
-                  SourceLoc{path, 0, 0});
-    r.unreadable = true;
+    addUnreadable(Diagnostic{Severity::Error,
+                             "usage",
+                             "--fusion " + std::to_string(o.planFusion.value_or(0)) + ": " + path +
+                                 " has " + std::to_string(doc.fusions.size()) + " fusion(s)",
+                             SourceLoc{path, 0, 0},
+                             {}},
+                  r, summary);
     return r;
   }
-  for (size_t fi = 0; fi < doc.fusions.size(); ++fi) {
-    const Fusion &fusion = doc.fusions[fi];
-    ++summary.fusions;
-    lintFusion(fusion, r.diags);
-    DiagnosticEngine graphDiags;
-    auto graph = FusionGraph::build(fusion, graphDiags);
-    for (const auto &d : graphDiags.diagnostics())
-      r.diags.add(d);
-    if (!graph) {
-      r.unreadable = true;
-      continue;
-    }
-    // Bad input the readers could not see (a size that overflows only once
-    // derived) surfaces here; the fusion then counts as unreadable (exit 2).
-    try {
-      std::vector<EdgeVerdict> verdicts = checker.checkFusion(fusion, *graph);
-      for (const auto &v : verdicts) {
-        reportEdge(v, r.diags);
-        tally(v, summary);
-        r.edges.emplace_back(fi, v);
-      }
-      reportUncheckedTensors(fusion, r.diags, summary);
-      emitPlanIfAsked(o, doc, fi, fusion, *graph, verdicts, r, writeFailed);
-    } catch (const InputError &e) {
-      Diagnostic d = e.diagnostic();
-      if (d.loc.file.empty())
-        d.loc = fusion.loc;
-      r.diags.add(std::move(d));
-      r.unreadable = true;
-    }
-  }
+  DocumentReport report = checker.check(doc);
+  for (const FusionReport &fr : report.fusions)
+    addFusion(o, doc.fusions[fr.index], fr, r, summary, writeFailed);
   return r;
 }
 
@@ -563,17 +561,6 @@ int exitStatus(const Summary &s) {
   return 0;
 }
 
-void countLints(const FileResult &r, Summary &s) {
-  for (const auto &d : r.diags.diagnostics()) {
-    bool verdict = d.code == "edge" || d.code == "unsupported-resharding" || d.code == "unknown" ||
-                   d.code.rfind("compiler-", 0) == 0 || d.code == "unnecessary-communication";
-    if (verdict)
-      continue;
-    s.lintErrors += d.severity == Severity::Error;
-    s.lintWarnings += d.severity == Severity::Warning;
-  }
-}
-
 void printSummaryText(std::ostream &out, const Summary &s, const CheckStats &stats,
                       NvfuserRuntime runtime) {
   out << "summary: " << s.files << " file(s), " << s.fusions << " fusion(s), " << s.edges
@@ -608,7 +595,11 @@ int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, st
   Options o;
   if (auto status = parseArgs(args, o, out, err))
     return *status;
-  Checker checker(o.check);
+  DocumentOptions options;
+  options.check = o.check;
+  if (!o.emitPlan.empty())
+    options.plan = PlanOptions{o.planFusion.value_or(0), o.planLowerings, fileText(o.files.front())};
+  DocumentChecker checker(options);
   Summary summary;
   std::vector<FileResult> results;
   bool writeFailed = false;
@@ -616,7 +607,6 @@ int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, st
     results.push_back(checkFile(f, o, checker, summary, writeFailed));
     ++summary.files;
     summary.unreadable += results.back().unreadable;
-    countLints(results.back(), summary);
   }
   if (o.json) {
     nlohmann::json files = nlohmann::json::array();
