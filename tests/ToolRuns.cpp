@@ -1,7 +1,7 @@
 // In-process tool runs for tests; see ToolRuns.h.
 #include "tests/ToolRuns.h"
 
-#include "checker/Driver.h"
+#include "tools/check_sharding/CheckSharding.h"
 #include "executor/RunPlan.h"
 
 #include <filesystem>

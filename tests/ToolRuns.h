@@ -1,6 +1,7 @@
 // Running the two tools in-process from tests: check-sharding and run-plan
-// through their library entry points (checker/Driver.h, executor/RunPlan.h),
-// with what they print kept, and the scratch files tests hand them.
+// through their library entry points (tools/check_sharding/CheckSharding.h,
+// executor/RunPlan.h), with what they print kept, and the scratch files
+// tests hand them.
 //
 // This file does not spawn processes (tests/mpi_plans.sh runs the binaries)
 // and does not interpret what the tools print.

@@ -1,6 +1,6 @@
 // check-sharding's command-line contract (DESIGN section 6): flags, exit
 // statuses, located errors for bad input, the JSON document's shape.
-#include "checker/Driver.h"
+#include "tools/check_sharding/CheckSharding.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
 

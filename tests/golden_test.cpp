@@ -2,7 +2,7 @@
 // conclude in `// EXPECT...` comment lines (syntax in corpus/README.md). Each
 // file runs through runCheckSharding --format json, exactly as the tool does,
 // and every stated expectation is checked against the JSON document.
-#include "checker/Driver.h"
+#include "tools/check_sharding/CheckSharding.h"
 #include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>

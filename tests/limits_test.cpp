@@ -7,7 +7,7 @@
 // This file does not time anything: the mesh cases assert verdicts, and
 // bench/ measures how long they take.
 #include "checker/Checker.h"
-#include "checker/Driver.h"
+#include "tools/check_sharding/CheckSharding.h"
 #include "executor/Executor.h"
 #include "executor/RunPlan.h"
 #include "ir/FusionGraph.h"
