@@ -84,8 +84,8 @@ enum class EdgeResult {
   Proved,      ///< The lowering (none, alias or a collective) is proved.
   Refuted,     ///< The lowering is refuted.
   Unknown,     ///< Not decided (solver unknown, --time-limit); never proved.
-  Unsupported, ///< Communication is needed and no single lowering is proved: a finding.
-  Unmodelled,  ///< The edge (or its candidate) is outside what the checker models.
+  Unsupported, ///< Communication is needed and no single lowering is proved (an error).
+  Unmodelled,  ///< The edge (or its candidate) is outside what the checker models (a warning).
 };
 EdgeResult edgeResult(const EdgeVerdict &v);
 

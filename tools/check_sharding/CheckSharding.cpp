@@ -9,11 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <iterator>
 #include <optional>
-#include <sstream>
 
 namespace shardcheck {
 
@@ -89,6 +91,94 @@ std::optional<int64_t> parseCount(const std::string &s) {
   return v;
 }
 
+/// Reads option `a`, taking its value from `value` where it has one. Returns
+/// what is wrong with it, or "" when it is fine.
+std::string parseOption(const std::string &a,
+                        const std::function<std::optional<std::string>()> &value, Options &o) {
+  if (a == "--quiet") {
+    o.quiet = true;
+  } else if (a == "--no-cache") {
+    o.check.useEdgeCache = false;
+  } else if (a == "--format") {
+    auto v = value();
+    if (!v || (*v != "text" && *v != "json"))
+      return "--format takes 'text' or 'json'";
+    o.json = *v == "json";
+  } else if (a == "--timeout-ms") {
+    auto v = value();
+    auto n = v ? parseCount(*v) : std::nullopt;
+    if (!n || *n == 0 || *n > kMaxTimeoutMs)
+      return "--timeout-ms takes a number of milliseconds between 1 and " +
+             std::to_string(kMaxTimeoutMs);
+    o.check.timeoutMs = static_cast<unsigned>(*n);
+  } else if (a == "--time-limit") {
+    auto v = value();
+    auto n = v ? parseCount(*v) : std::nullopt;
+    if (!n || *n == 0 || *n > kMaxTimeLimitS)
+      return "--time-limit takes a number of seconds between 1 and " +
+             std::to_string(kMaxTimeLimitS);
+    o.check.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*n);
+  } else if (a == "--devices") {
+    auto v = value();
+    auto n = v ? parseCount(*v) : std::nullopt;
+    if (!n || *n == 0 || *n > 65536)
+      return "--devices takes a device count between 1 and 65536";
+    o.check.devices = *n;
+  } else if (a == "--emit-plan") {
+    auto v = value();
+    if (!v || v->empty())
+      return "--emit-plan takes a file name";
+    o.emitPlan = *v;
+  } else if (a == "--plan-lowerings") {
+    auto v = value();
+    if (!v || (*v != "checker" && *v != "compiler"))
+      return "--plan-lowerings takes 'checker' or 'compiler'";
+    o.planLowerings =
+        *v == "compiler" ? PlanRequest::Lowerings::Compiler : PlanRequest::Lowerings::Checker;
+  } else if (a == "--fusion") {
+    auto v = value();
+    auto n = v ? parseCount(*v) : std::nullopt;
+    if (!n)
+      return "--fusion takes a fusion index (0 for the first)";
+    o.planFusion = static_cast<size_t>(*n);
+  } else if (a == "--nvfuser-runtime") {
+    auto v = value();
+    auto r = v ? parseNvfuserRuntime(*v) : std::nullopt;
+    if (!r)
+      return "--nvfuser-runtime takes '2024-12' (the default) or '2024-11'";
+    o.check.runtime = *r;
+  } else if (a == "--smt-dump") {
+    auto v = value();
+    if (!v || v->empty())
+      return "--smt-dump takes a directory";
+    o.check.smtDumpDir = *v;
+  } else {
+    return "unknown option '" + a + "'";
+  }
+  return "";
+}
+
+/// What is wrong with the flags together, or "" when nothing is. Creates
+/// the --smt-dump directory.
+std::string checkCombination(Options &o) {
+  if (o.files.empty())
+    return "no input files";
+  if (!o.emitPlan.empty() && o.files.size() != 1)
+    return "--emit-plan plans one fusion: give exactly one input file";
+  if (o.emitPlan.empty() && o.planFusion)
+    return "--fusion selects the fusion --emit-plan plans";
+  std::error_code ec;
+  if (!o.emitPlan.empty() && std::filesystem::equivalent(o.emitPlan, o.files.front(), ec))
+    return "--emit-plan " + o.emitPlan + " is the input file; the plan would overwrite it";
+  if (!o.check.smtDumpDir.empty()) {
+    std::filesystem::create_directories(o.check.smtDumpDir, ec);
+    if (ec || !std::filesystem::is_directory(o.check.smtDumpDir))
+      return "--smt-dump " + o.check.smtDumpDir + ": cannot create the directory" +
+             (ec ? " (" + ec.message() + ")" : std::string());
+  }
+  return "";
+}
+
 /// Returns an exit status when parsing ends the run (help, bad usage).
 std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, std::ostream &out,
                              std::ostream &err) {
@@ -111,84 +201,15 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
       out << "check-sharding " << kVersion << "\n";
       return 0;
     }
-    if (a == "--quiet") {
-      o.quiet = true;
-    } else if (a == "--no-cache") {
-      o.check.useEdgeCache = false;
-    } else if (a == "--format") {
-      auto v = value();
-      if (!v || (*v != "text" && *v != "json"))
-        return bad("--format takes 'text' or 'json'");
-      o.json = *v == "json";
-    } else if (a == "--timeout-ms") {
-      auto v = value();
-      auto n = v ? parseCount(*v) : std::nullopt;
-      if (!n || *n == 0 || *n > kMaxTimeoutMs)
-        return bad("--timeout-ms takes a number of milliseconds between 1 and " +
-                   std::to_string(kMaxTimeoutMs));
-      o.check.timeoutMs = static_cast<unsigned>(*n);
-    } else if (a == "--time-limit") {
-      auto v = value();
-      auto n = v ? parseCount(*v) : std::nullopt;
-      if (!n || *n == 0 || *n > kMaxTimeLimitS)
-        return bad("--time-limit takes a number of seconds between 1 and " +
-                   std::to_string(kMaxTimeLimitS));
-      o.check.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*n);
-    } else if (a == "--devices") {
-      auto v = value();
-      auto n = v ? parseCount(*v) : std::nullopt;
-      if (!n || *n == 0 || *n > 65536)
-        return bad("--devices takes a device count between 1 and 65536");
-      o.check.devices = *n;
-    } else if (a == "--emit-plan") {
-      auto v = value();
-      if (!v || v->empty())
-        return bad("--emit-plan takes a file name");
-      o.emitPlan = *v;
-    } else if (a == "--plan-lowerings") {
-      auto v = value();
-      if (!v || (*v != "checker" && *v != "compiler"))
-        return bad("--plan-lowerings takes 'checker' or 'compiler'");
-      o.planLowerings =
-          *v == "compiler" ? PlanRequest::Lowerings::Compiler : PlanRequest::Lowerings::Checker;
-    } else if (a == "--fusion") {
-      auto v = value();
-      auto n = v ? parseCount(*v) : std::nullopt;
-      if (!n)
-        return bad("--fusion takes a fusion index (0 for the first)");
-      o.planFusion = static_cast<size_t>(*n);
-    } else if (a == "--nvfuser-runtime") {
-      auto v = value();
-      auto r = v ? parseNvfuserRuntime(*v) : std::nullopt;
-      if (!r)
-        return bad("--nvfuser-runtime takes '2024-12' (the default) or '2024-11'");
-      o.check.runtime = *r;
-    } else if (a == "--smt-dump") {
-      auto v = value();
-      if (!v || v->empty())
-        return bad("--smt-dump takes a directory");
-      o.check.smtDumpDir = *v;
-    } else if (a.size() > 1 && a[0] == '-') {
-      return bad("unknown option '" + a + "'");
+    if (a.size() > 1 && a[0] == '-') {
+      if (std::string error = parseOption(a, value, o); !error.empty())
+        return bad(error);
     } else {
       o.files.push_back(a);
     }
   }
-  if (o.files.empty())
-    return bad("no input files");
-  if (!o.emitPlan.empty() && o.files.size() != 1)
-    return bad("--emit-plan plans one fusion: give exactly one input file");
-  if (o.emitPlan.empty() && o.planFusion)
-    return bad("--fusion selects the fusion --emit-plan plans");
-  std::error_code ec;
-  if (!o.emitPlan.empty() && std::filesystem::equivalent(o.emitPlan, o.files.front(), ec))
-    return bad("--emit-plan " + o.emitPlan + " is the input file; the plan would overwrite it");
-  if (!o.check.smtDumpDir.empty()) {
-    std::filesystem::create_directories(o.check.smtDumpDir, ec);
-    if (ec || !std::filesystem::is_directory(o.check.smtDumpDir))
-      return bad("--smt-dump " + o.check.smtDumpDir + ": cannot create the directory" +
-                 (ec ? " (" + ec.message() + ")" : std::string()));
-  }
+  if (std::string error = checkCombination(o); !error.empty())
+    return bad(error);
   return std::nullopt;
 }
 
