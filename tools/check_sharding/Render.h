@@ -1,6 +1,6 @@
 // How check-sharding shows a checked file: every verdict as a diagnostic
 // among the lints (text), and the `files` entries of --format json (the
-// schema is docs/output-format.md's).
+// schema README's check-sharding section describes).
 //
 // This file does not decide, count or choose exit statuses (Summary.h does
 // the counting).
