@@ -199,6 +199,32 @@ std::string canonicalEdgeKey(const Fusion &fusion, const FusionEdge &edge) {
   return edgeKey(kb, fusion, edge);
 }
 
+EdgeResult edgeResult(const EdgeVerdict &v) {
+  if (v.lowering.kind == CommKind::Unsupported)
+    return v.status == Status::Unknown ? EdgeResult::Unmodelled : EdgeResult::Unsupported;
+  switch (v.status) {
+  case Status::Proved:
+    return EdgeResult::Proved;
+  case Status::Refuted:
+    return EdgeResult::Refuted;
+  case Status::Unknown:
+    break;
+  }
+  return EdgeResult::Unknown;
+}
+
+CompilerResult compilerResult(const CompilerVerdict &c) {
+  switch (c.status) {
+  case Status::Proved:
+    return c.unnecessary ? CompilerResult::Unnecessary : CompilerResult::Confirmed;
+  case Status::Refuted:
+    return CompilerResult::Refuted;
+  case Status::Unknown:
+    break;
+  }
+  return CompilerResult::Unknown;
+}
+
 Checker::Checker(CheckOptions options) : options_(std::move(options)) {}
 
 std::optional<CompilerVerdict> Checker::compilerChoice(const Fusion &fusion,

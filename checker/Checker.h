@@ -77,6 +77,27 @@ struct EdgeVerdict {
   bool fromCache = false;
 };
 
+/// An edge's verdict, one closed set (the checker's answer for the edge).
+/// EdgeVerdict keeps the lowering and a Status; this is what they mean
+/// together: an edge no single lowering serves is not a "kind of lowering".
+enum class EdgeResult {
+  Proved,      ///< The lowering (none, alias or a collective) is proved.
+  Refuted,     ///< The lowering is refuted.
+  Unknown,     ///< Not decided (solver unknown, --time-limit); never proved.
+  Unsupported, ///< Communication is needed and no single lowering is proved (an error).
+  Unmodelled,  ///< The edge (or its candidate) is outside what the checker models (a warning).
+};
+EdgeResult edgeResult(const EdgeVerdict &v);
+
+/// The verdict on the compiler's own choice for an edge.
+enum class CompilerResult {
+  Confirmed,   ///< Proved and needed.
+  Unnecessary, ///< Proved, but the edge needs no communication.
+  Refuted,
+  Unknown,
+};
+CompilerResult compilerResult(const CompilerVerdict &c);
+
 struct CheckStats {
   uint64_t edges = 0;
   uint64_t edgeCacheHits = 0;

@@ -1,12 +1,12 @@
 # The fuzz build's flags (SHARDCHECK_FUZZ=ON; included by the top-level
 # CMakeLists.txt before any library is defined).
 #
-# Every translation unit of the build (sc_util, sc_ir, sc_checker,
-# sc_executor, sc_runplan and the harnesses) is compiled with libFuzzer's
-# coverage instrumentation (-fsanitize=fuzzer-no-link) and, through
-# SHARDCHECK_SANITIZE, AddressSanitizer and UndefinedBehaviorSanitizer with
-# recovery off, so that a bug anywhere under a harness aborts it. Only the
-# harness executables link libFuzzer itself (-fsanitize=fuzzer, in
+# Every translation unit of the build (sc_util, sc_ir, sc_smt, sc_checker,
+# sc_check_sharding, sc_executor, sc_runplan and the harnesses) is compiled
+# with libFuzzer's coverage instrumentation (-fsanitize=fuzzer-no-link) and,
+# through SHARDCHECK_SANITIZE, AddressSanitizer and UndefinedBehaviorSanitizer
+# with recovery off, so that a bug anywhere under a harness aborts it. Only
+# the harness executables link libFuzzer itself (-fsanitize=fuzzer, in
 # fuzz/CMakeLists.txt). The nccl backend (CUDA does not mix with ASan) and the
 # GoogleTest suite and the mpi backend are turned off.
 #

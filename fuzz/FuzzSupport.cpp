@@ -9,7 +9,7 @@
 // itself: an escape is always either a rejected input or a violation.
 #include "fuzz/FuzzSupport.h"
 
-#include "checker/Driver.h"
+#include "tools/check_sharding/CheckSharding.h"
 #include "executor/Executor.h"
 #include "executor/RunPlan.h"
 #include "ir/FusionGraph.h"

@@ -1,8 +1,9 @@
 // In-process tool runs for tests; see ToolRuns.h.
 #include "tests/ToolRuns.h"
 
-#include "checker/Driver.h"
+#include "tools/check_sharding/CheckSharding.h"
 #include "executor/RunPlan.h"
+#include "tools/check_sharding/Summary.h"
 
 #include <filesystem>
 #include <fstream>
@@ -22,6 +23,12 @@ ToolRun runTool(Main main, const std::vector<std::string> &args) {
 
 ToolRun checkShardingTool(const std::vector<std::string> &args) {
   return runTool(runCheckSharding, args);
+}
+
+int checkShardingExitStatus(const DocumentReport &report) {
+  checksharding::Summary summary;
+  summary.addDocument(report);
+  return checksharding::exitStatus(summary);
 }
 
 ToolRun runPlanTool(const std::vector<std::string> &args) {

@@ -1,10 +1,13 @@
 // Running the two tools in-process from tests: check-sharding and run-plan
-// through their library entry points (checker/Driver.h, executor/RunPlan.h),
-// with what they print kept, and the scratch files tests hand them.
+// through their library entry points (tools/check_sharding/CheckSharding.h,
+// executor/RunPlan.h), with what they print kept, the scratch files tests
+// hand them, and the exit status check-sharding gives a DocumentReport.
 //
 // This file does not spawn processes (tests/mpi_plans.sh runs the binaries)
 // and does not interpret what the tools print.
 #pragma once
+
+#include "checker/CheckDocument.h"
 
 #include <string>
 #include <vector>
@@ -18,6 +21,9 @@ struct ToolRun {
 };
 
 ToolRun checkShardingTool(const std::vector<std::string> &args);
+/// The exit status check-sharding gives a file with this report (its
+/// summary's), for tests that check through checkDocument.
+int checkShardingExitStatus(const DocumentReport &report);
 ToolRun runPlanTool(const std::vector<std::string> &args);
 
 /// A path for scratch file `name` under the temporary directory

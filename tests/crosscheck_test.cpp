@@ -9,6 +9,7 @@
 // agreement with a proof. The random sweep covers 10,000 edges in 20 shards
 // (ctest runs them in parallel), each edge's local verdict and three of its
 // candidate lowerings; SHARDCHECK_QUICK=1 (the sanitizer run) takes a tenth.
+#include "checker/CheckDocument.h"
 #include "checker/Checker.h"
 #include "checker/EdgeChecker.h"
 #include "checker/Selection.h"
@@ -187,13 +188,14 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
     if (entry.path().extension() != ".txt" && entry.path().extension() != ".json")
       continue;
     Document doc = readDocumentFile(entry.path().string());
-    for (const Fusion &f : doc.fusions) {
-      DiagnosticEngine diags;
-      auto graph = FusionGraph::build(f, diags);
-      if (!graph)
+    DocumentReport report = checkDocument(doc, DocumentOptions{});
+    for (const FusionReport &fr : report.fusions) {
+      if (!fr.readable())
         continue;
-      Checker checker(CheckOptions{});
-      auto verdicts_ = checker.checkFusion(f, *graph);
+      const Fusion &f = doc.fusions[fr.index];
+      DiagnosticEngine diags;
+      auto graph = FusionGraph::build(f, diags); // the edges the verdicts are of
+      const auto &verdicts_ = fr.verdicts;
       for (size_t i = 0; i < verdicts_.size(); ++i) {
         const EdgeVerdict &v = verdicts_[i];
         const FusionEdge &e = graph->edges()[i];
@@ -221,9 +223,9 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
               break; // A refutation is checked at its own bindings once.
           }
         };
-        if (v.lowering.kind != CommKind::Unsupported && v.status == Status::Proved)
+        if (edgeResult(v) == EdgeResult::Proved)
           check(v.lowering, v.status, std::nullopt, "verdict");
-        if (!v.compiler || v.compiler->status == Status::Unknown)
+        if (!v.compiler || compilerResult(*v.compiler) == CompilerResult::Unknown)
           continue;
         // Refutations by nvFuser's printed-form rules (a root outside its
         // team, a reduction whose initial value its Communication drops) are
@@ -234,7 +236,8 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
                            initialValueIsIdentity(expr) == std::optional<bool>(false));
         if (brokenRule) {
           ++verdicts;
-          EXPECT_EQ(v.compiler->status, Status::Refuted) << what << ": a broken runtime rule";
+          EXPECT_EQ(compilerResult(*v.compiler), CompilerResult::Refuted)
+              << what << ": a broken runtime rule";
           continue;
         }
         if (v.compiler->counterexample && v.compiler->counterexample->rule == "runtime-shapes") {

@@ -6,8 +6,9 @@
 //
 // This file does not time anything: the mesh cases assert verdicts, and
 // bench/ measures how long they take.
+#include "checker/CheckDocument.h"
 #include "checker/Checker.h"
-#include "checker/Driver.h"
+#include "tools/check_sharding/CheckSharding.h"
 #include "executor/Executor.h"
 #include "executor/RunPlan.h"
 #include "ir/FusionGraph.h"
@@ -18,7 +19,6 @@
 #include "util/Checked.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -196,12 +196,13 @@ TEST(Limits, LargeRegularMeshesAreProvedLikeSmallOnes) {
   // encoding: the verdict does not depend on the mesh size.
   for (const auto &devices : {iota(1024), iota(1024, 1023, -1), iota(256, 0, 4)}) {
     std::string path = tempFile("mesh.txt", allgatherDump(devices));
-    ToolRun r = checkSharding({"--format", "json", "--quiet", path});
-    EXPECT_EQ(r.status, 0) << r.err;
-    auto edges = nlohmann::json::parse(r.out)["files"][0]["edges"];
-    ASSERT_EQ(edges.size(), 1u);
-    EXPECT_EQ(edges[0]["communication"], "Allgather");
-    EXPECT_EQ(edges[0]["status"], "proved");
+    DocumentReport report = checkDocument(readDocumentFile(path), DocumentOptions{});
+    ASSERT_EQ(report.fusions.size(), 1u);
+    const FusionReport &fusion = report.fusions[0];
+    EXPECT_EQ(shardcheck::testing::checkShardingExitStatus(report), 0);
+    ASSERT_EQ(fusion.verdicts.size(), 1u);
+    EXPECT_EQ(fusion.verdicts[0].lowering.kind, CommKind::Allgather);
+    EXPECT_EQ(edgeResult(fusion.verdicts[0]), EdgeResult::Proved) << fusion.verdicts[0].reason;
   }
   // A permuted small mesh still goes through the per-device tables.
   ToolRun p = checkSharding({"--quiet", tempFile("perm.txt", allgatherDump({2, 0, 3, 1}))});

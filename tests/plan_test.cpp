@@ -9,7 +9,7 @@
 // The corpus-wide runs (every provable fusion, several device counts) are in
 // plan_corpus_test.cpp.
 #include "checker/Checker.h"
-#include "checker/Driver.h"
+#include "tools/check_sharding/CheckSharding.h"
 #include "checker/PlanBuilder.h"
 #include "executor/Executor.h"
 #include "executor/RunPlan.h"

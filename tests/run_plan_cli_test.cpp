@@ -9,7 +9,7 @@
 // This file does not run plans under mpirun (tests/mpi_plans.sh does, the
 // stopped-rank timeout included) or test the exit statuses of good runs
 // (plan_test.cpp).
-#include "checker/Driver.h"
+#include "tools/check_sharding/CheckSharding.h"
 #include "executor/RunPlan.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"

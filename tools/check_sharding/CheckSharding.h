@@ -1,8 +1,11 @@
-// The check-sharding driver: command-line parsing, reading, linting,
-// checking every edge, and text/JSON output (DESIGN section 6).
+// The check-sharding command line (DESIGN section 6): flags and usage,
+// reading each file, checking it with checkDocument (checker/CheckDocument.h),
+// writing the plan asked for, and the text or JSON output (Render.h) with its
+// summary (Summary.h).
 //
 // The tool's main is one call to checkShardingMain, so tests run exactly the
-// code users run. Exit statuses: 0 all proved and no error diagnostics; 1
+// code users run. This file does not decide anything: every verdict comes
+// from the checker library. Exit statuses: 0 all proved and no error diagnostics; 1
 // findings (refuted compiler choices, error lints, unsupported reshardings);
 // 2 unreadable input or bad usage; 3 something unknown and nothing refuted.
 #pragma once

@@ -1,8 +1,8 @@
-// check-sharding: thin main over the checker driver (checker/Driver.h); a
+// check-sharding: thin main over its command line (CheckSharding.h); a
 // failed write of its verdicts to standard output is exit status 2.
 //
 // This file does not parse flags or print results.
-#include "checker/Driver.h"
+#include "tools/check_sharding/CheckSharding.h"
 #include "tools/StdoutCheck.h"
 
 int main(int argc, char **argv) {

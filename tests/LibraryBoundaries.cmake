@@ -1,0 +1,73 @@
+# The library boundaries the build cannot see, checked over the sources
+# (ctest LibraryBoundaries, label unit; run as
+# `cmake -DSOURCE_DIR=<repo> -P tests/LibraryBoundaries.cmake`):
+# - only checker/smt/ includes Z3 (z3.h, z3++.h, ...): Z3 is sc_smt's PRIVATE
+#   dependency, but its headers sit in a system include directory where any
+#   file could reach them;
+# - checker/smt/ includes nothing else of checker/ (sc_smt is below sc_checker);
+# - checker/bruteforce/ includes of checker/ only itself and the vocabulary
+#   (checker/Lowering.h): the independent oracle shares none of the SMT
+#   reasoning (sc_bruteforce does not link sc_smt);
+# - util/ and ir/ include nothing of checker/, executor/ or tools/, and no
+#   library includes tools/ (the tools sit on top).
+#
+# This file does not check link lines (CMakeLists.txt states those) and
+# reads only the first include of a line.
+if(NOT SOURCE_DIR)
+  message(FATAL_ERROR "LibraryBoundaries.cmake: pass -DSOURCE_DIR=<repository root>")
+endif()
+
+set(violations "")
+# Reports `file` when one of its #include lines matches `pattern` and not
+# `allowed` (a pattern too; "" allows nothing).
+function(forbid_include file rel pattern allowed why)
+  file(STRINGS ${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]")
+  foreach(line IN LISTS lines)
+    if(line MATCHES "${pattern}" AND (allowed STREQUAL "" OR NOT line MATCHES "${allowed}"))
+      string(STRIP "${line}" line)
+      set(violations "${violations}\n  ${rel}: ${line} (${why})" PARENT_SCOPE)
+    endif()
+  endforeach()
+endfunction()
+
+file(GLOB top RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/*)
+set(sources "")
+foreach(dir IN LISTS top)
+  # Build trees and hidden folders hold no sources of ours.
+  if(NOT IS_DIRECTORY ${SOURCE_DIR}/${dir} OR dir MATCHES "^(build|\\.)")
+    continue()
+  endif()
+  file(GLOB_RECURSE found RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/${dir}/*.h ${SOURCE_DIR}/${dir}/*.hpp
+       ${SOURCE_DIR}/${dir}/*.cpp ${SOURCE_DIR}/${dir}/*.cc ${SOURCE_DIR}/${dir}/*.cu
+       ${SOURCE_DIR}/${dir}/*.cuh)
+  list(APPEND sources ${found})
+endforeach()
+list(LENGTH sources count)
+if(count LESS 50)
+  message(FATAL_ERROR "LibraryBoundaries.cmake: only ${count} sources under ${SOURCE_DIR}")
+endif()
+
+set(z3 "[<\"]z3[^/>\"]*[>\"]")
+foreach(rel IN LISTS sources)
+  set(file ${SOURCE_DIR}/${rel})
+  if(NOT rel MATCHES "^checker/smt/")
+    forbid_include(${file} ${rel} "${z3}" "" "only checker/smt/ includes Z3")
+  else()
+    forbid_include(${file} ${rel} "\"checker/" "\"checker/smt/" "checker/smt/ is below the checker")
+  endif()
+  if(rel MATCHES "^checker/bruteforce/")
+    forbid_include(${file} ${rel} "\"checker/" "\"checker/(bruteforce/[^\"]*|Lowering\\.h)\""
+                   "the brute force shares none of the SMT reasoning")
+  endif()
+  if(rel MATCHES "^(util|ir)/")
+    forbid_include(${file} ${rel} "\"(checker|executor|tools)/" "" "util and ir are below")
+  endif()
+  if(NOT rel MATCHES "^(tools|tests|fuzz|bench)/")
+    forbid_include(${file} ${rel} "\"tools/" "" "the tools sit on top")
+  endif()
+endforeach()
+
+if(violations)
+  message(FATAL_ERROR "library boundaries broken:${violations}")
+endif()
+message(STATUS "library boundaries hold over ${count} sources")

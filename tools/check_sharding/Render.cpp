@@ -1,0 +1,216 @@
+// How check-sharding shows a checked file; see Render.h.
+#include "tools/check_sharding/Render.h"
+
+#include <ostream>
+
+namespace shardcheck::checksharding {
+
+namespace {
+
+nlohmann::json counterexampleJson(const std::optional<Counterexample> &c) {
+  if (!c)
+    return nullptr;
+  nlohmann::json j;
+  j["message"] = c->message;
+  if (!c->rule.empty())
+    j["runtime_rule"] = c->rule;
+  j["bindings"] = c->bindings;
+  if (c->device >= 0)
+    j["device"] = c->device;
+  if (!c->consumerIndex.empty())
+    j["consumer_index"] = c->consumerIndex;
+  if (!c->producerIndex.empty())
+    j["producer_index"] = c->producerIndex;
+  j["holders"] = c->holders;
+  if (c->offset)
+    j["offset"] = *c->offset;
+  return j;
+}
+
+nlohmann::json loweringJson(const Lowering &l) {
+  nlohmann::json teams = nlohmann::json::array();
+  for (const auto &t : l.teams) {
+    nlohmann::json jt;
+    jt["devices"] = t.devices;
+    if (t.root)
+      jt["root"] = *t.root;
+    if (!t.pairs.empty())
+      jt["pairs"] = t.pairs;
+    teams.push_back(jt);
+  }
+  return {{"text", l.str()}, {"local_permute", l.localPermute}, {"teams", teams}};
+}
+
+nlohmann::json edgeJson(size_t fusion, const EdgeVerdict &v) {
+  nlohmann::json j;
+  j["fusion"] = fusion;
+  j["producer"] = "T" + std::to_string(v.producer);
+  j["consumer"] = "T" + std::to_string(v.consumer);
+  j["expr"] = v.exprName;
+  j["line"] = v.loc.line;
+  j["column"] = v.loc.column;
+  j["communication"] = commKindName(v.lowering.kind);
+  j["status"] = statusName(v.status);
+  j["lowering"] = loweringJson(v.lowering);
+  j["counterexample"] = counterexampleJson(v.counterexample);
+  j["reason"] = v.reason;
+  j["assumptions"] = v.assumptions;
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto &s : v.steps) {
+    nlohmann::json js = loweringJson(s.lowering);
+    js["status"] = statusName(s.status);
+    js["intermediate"] = s.intermediate;
+    js["reason"] = s.reason;
+    steps.push_back(js);
+  }
+  j["steps"] = steps;
+  if (v.compiler) {
+    const auto &c = *v.compiler;
+    const char *status = c.status == Status::Proved    ? "confirmed"
+                         : c.status == Status::Refuted ? "refuted"
+                                                       : "unknown";
+    j["compiler"] = {{"communication", commKindName(c.lowering.kind)},
+                     {"status", status},
+                     {"source", c.source},
+                     {"lowering", loweringJson(c.lowering)},
+                     {"unnecessary", c.unnecessary},
+                     {"counterexample", counterexampleJson(c.counterexample)},
+                     {"reason", c.reason}};
+  } else {
+    j["compiler"] = nullptr;
+  }
+  return j;
+}
+
+nlohmann::json diagnosticJson(const Diagnostic &d) {
+  nlohmann::json notes = nlohmann::json::array();
+  for (const auto &n : d.notes)
+    notes.push_back(diagnosticJson(n));
+  return {{"severity", severityName(d.severity)},
+          {"code", d.code},
+          {"message", d.message},
+          {"line", d.loc.line},
+          {"column", d.loc.column},
+          {"notes", notes}};
+}
+
+std::string edgeName(const EdgeVerdict &v) {
+  return "T" + std::to_string(v.producer) + " -> T" + std::to_string(v.consumer);
+}
+
+/// The edge's own diagnostic: severity and code by its result.
+Diagnostic edgeDiagnostic(const EdgeVerdict &v, EdgeResult result) {
+  std::string head = edgeName(v) + " (" + v.exprName + "): ";
+  Diagnostic d;
+  d.loc = v.loc;
+  switch (result) {
+  case EdgeResult::Unsupported:
+  case EdgeResult::Unmodelled:
+    d.severity = result == EdgeResult::Unmodelled ? Severity::Warning : Severity::Error;
+    d.code = "unsupported-resharding";
+    d.message = head + "unsupported: " + v.reason;
+    break;
+  case EdgeResult::Unknown:
+    d.severity = Severity::Warning;
+    d.code = "unknown";
+    d.message = head + v.lowering.str() + " unknown: " + v.reason;
+    break;
+  case EdgeResult::Proved:
+  case EdgeResult::Refuted:
+    d.severity = Severity::Note;
+    d.code = "edge";
+    d.message = head + v.lowering.str() + " " + statusName(v.status);
+    break;
+  }
+  return d;
+}
+
+/// The diagnostic on the compiler's own choice for an edge.
+Diagnostic compilerDiagnostic(const EdgeVerdict &v, const CompilerVerdict &c) {
+  Diagnostic cd;
+  cd.loc = c.loc;
+  std::string what = edgeName(v) + ": " + c.source + ", " + c.lowering.str() + ", is ";
+  switch (compilerResult(c)) {
+  case CompilerResult::Unnecessary:
+    cd.severity = Severity::Warning;
+    cd.code = "unnecessary-communication";
+    cd.message = what + "confirmed but unnecessary: the edge needs no communication";
+    break;
+  case CompilerResult::Confirmed:
+    cd.severity = Severity::Note;
+    cd.code = "compiler-confirmed";
+    cd.message = what + "confirmed";
+    break;
+  case CompilerResult::Refuted:
+    cd.severity = Severity::Error;
+    cd.code = "compiler-refuted";
+    cd.message = what + "refuted";
+    if (c.counterexample)
+      cd.addNote("counterexample: " + c.counterexample->message, c.loc);
+    break;
+  case CompilerResult::Unknown:
+    cd.severity = Severity::Warning;
+    cd.code = "compiler-unknown";
+    cd.message = what + "unknown: " + c.reason;
+    break;
+  }
+  return cd;
+}
+
+} // namespace
+
+void FileOutput::add(Diagnostic d, bool listedInJson) {
+  diagnostics.push_back(std::move(d));
+  inJson.push_back(listedInJson);
+}
+
+void addEdge(size_t fusion, const EdgeVerdict &v, FileOutput &file) {
+  EdgeResult result = edgeResult(v);
+  bool refuted = result == EdgeResult::Refuted || result == EdgeResult::Unsupported;
+  Diagnostic d = edgeDiagnostic(v, result);
+  // The witness disproves "no communication"; it is a counterexample to the
+  // verdict only when the edge is refuted (an unknown one has none).
+  if (v.counterexample && v.lowering.kind != CommKind::None)
+    d.addNote((refuted ? "counterexample: " : "communication is needed: ") +
+                  v.counterexample->message,
+              v.loc);
+  for (const auto &step : v.steps)
+    d.addNote("two-step lowering: " + step.lowering.str() +
+                  (step.intermediate.empty() ? "" : " via " + step.intermediate) + " " +
+                  statusName(step.status) + (step.reason.empty() ? "" : ": " + step.reason),
+              v.loc);
+  if (!v.assumptions.empty() && result == EdgeResult::Proved) {
+    std::string a;
+    for (const auto &s : v.assumptions)
+      a += (a.empty() ? "" : ", ") + s;
+    d.addNote("proved for all sizes with " + a, v.loc);
+  }
+  // A decided edge is listed under "edges" only; the rest are findings.
+  file.add(std::move(d), result != EdgeResult::Proved && result != EdgeResult::Refuted);
+  if (v.compiler)
+    file.add(compilerDiagnostic(v, *v.compiler));
+  file.edges.emplace_back(fusion, v);
+}
+
+nlohmann::json fileJson(const FileOutput &file) {
+  nlohmann::json diags = nlohmann::json::array(), edges = nlohmann::json::array();
+  for (size_t i = 0; i < file.diagnostics.size(); ++i)
+    if (file.inJson[i])
+      diags.push_back(diagnosticJson(file.diagnostics[i]));
+  for (const auto &[fi, v] : file.edges)
+    edges.push_back(edgeJson(fi, v));
+  return {{"file", file.file},
+          {"readable", !file.unreadable},
+          {"diagnostics", diags},
+          {"edges", edges}};
+}
+
+void printFileText(std::ostream &out, std::ostream &err, const FileOutput &file, bool quiet) {
+  for (const auto &d : file.diagnostics) {
+    if (quiet && d.severity == Severity::Note)
+      continue;
+    printDiagnostic(d.severity == Severity::Error && file.unreadable ? err : out, d);
+  }
+}
+
+} // namespace shardcheck::checksharding

@@ -1,0 +1,46 @@
+// How check-sharding shows a checked file: every verdict as a diagnostic
+// among the lints (text), and the `files` entries of --format json (the
+// schema README's check-sharding section describes).
+//
+// This file does not decide, count or choose exit statuses (Summary.h does
+// the counting).
+#pragma once
+
+#include "checker/Checker.h"
+#include "util/Diagnostics.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardcheck::checksharding {
+
+/// One input file as the tool prints it.
+struct FileOutput {
+  std::string file;
+  /// In the order found: lints, each edge's verdict and the compiler's, the
+  /// unchecked tensors, the plan, errors.
+  std::vector<Diagnostic> diagnostics;
+  /// Whether --format json lists diagnostics[i] under "diagnostics": all but
+  /// the notes of decided edges, which "edges" carries.
+  std::vector<bool> inJson;
+  std::vector<std::pair<size_t, EdgeVerdict>> edges; ///< (fusion index, verdict)
+  bool unreadable = false;
+
+  void add(Diagnostic d, bool listedInJson = true);
+};
+
+/// Adds the verdict of an edge of fusion `fusion` (and the compiler's) as
+/// diagnostics, and the verdict itself.
+void addEdge(size_t fusion, const EdgeVerdict &v, FileOutput &file);
+
+/// The file's entry in --format json's `files`.
+nlohmann::json fileJson(const FileOutput &file);
+/// The file's diagnostics as text; errors of an unreadable file go to `err`.
+/// `quiet` leaves notes out.
+void printFileText(std::ostream &out, std::ostream &err, const FileOutput &file, bool quiet);
+
+} // namespace shardcheck::checksharding
