@@ -10,6 +10,9 @@
 #   scripts/dev.sh fuzz [TARGET]   run one harness (or all) for FUZZ_SECONDS (600),
 #                                  keeping its corpus in build-fuzz/fuzz/corpus/
 #   scripts/dev.sh fuzz-build      build the harnesses and their seed corpora only
+#   scripts/dev.sh format-check    clang-format (.clang-format) over every tracked
+#                                  C++/CUDA file; fails naming the files it would change
+#   scripts/dev.sh format          rewrite them in place
 #
 # Works on a fresh Debian 12 machine as root (or with sudo) with only the
 # package registry reachable. Set SHARDCHECK_SKIP_DEPS=1 to skip apt.
@@ -23,6 +26,7 @@ PACKAGES=(
   libz3-dev libboost-graph-dev nlohmann-json3-dev libgtest-dev
   openmpi-bin libopenmpi-dev ccache
   clang libclang-rt-dev llvm  # the fuzz build: clang, libFuzzer + sanitizers, llvm-symbolizer
+  clang-format                # scripts/dev.sh format-check (CI)
 )
 
 deps() {
@@ -135,6 +139,22 @@ fuzz_targets() {
   [ "$failed" -eq 0 ]
 }
 
+# Every tracked C++/CUDA source, for clang-format.
+cxx_sources() { git -C "$ROOT" ls-files -- '*.cpp' '*.h' '*.cu' '*.cuh'; }
+
+format_check() {
+  local bad=()
+  while read -r f; do
+    clang-format --dry-run -Werror "$ROOT/$f" >/dev/null 2>&1 || bad+=("$f")
+  done < <(cxx_sources)
+  if [ ${#bad[@]} -ne 0 ]; then
+    echo "clang-format would change ${#bad[@]} file(s) (run: bash scripts/dev.sh format):" >&2
+    printf '  %s\n' "${bad[@]}" >&2
+    return 1
+  fi
+  echo "== clang-format: every tracked C++/CUDA source is formatted"
+}
+
 cmd="${1:-}"
 case "$cmd" in
   deps) deps ;;
@@ -172,6 +192,14 @@ case "$cmd" in
   fuzz-build)
     deps
     fuzz_build
+    ;;
+  format-check)
+    deps
+    format_check
+    ;;
+  format)
+    deps
+    cxx_sources | (cd "$ROOT" && xargs clang-format -i)
     ;;
   fuzz-ci)
     # Bounded: CI runs on 2 cores and must stay well under 15 minutes.
