@@ -169,7 +169,7 @@ private:
   void noteDefinition(uint32_t i);
   bool mentions(uint32_t node, uint32_t var) const;
   void visit(uint32_t i);
-  uint32_t visitBool(uint32_t i, const Node &n, const uint32_t *kids);
+  uint32_t visitBool(uint32_t i, const Node &n, const std::vector<uint32_t> &k);
   Poly divide(const Poly &p, const Poly &d, bool isMod);
   std::optional<Poly> mixedRadix(const Poly &p, int64_t dCoef, const Monomial &dMono, bool isMod);
   bool provenInRange(const Poly &b, const Poly &m, int depth);
@@ -317,7 +317,7 @@ void Normalizer::noteDivisibility(uint32_t i, const std::set<std::string> &names
   if (r.op != Op::IntConst || r.value != 0 || l.op != Op::Mod)
     return;
   uint32_t v = dag_.kidsOf(l)[0];
-  const Node &divisor = dag_.node(dag_.kidsOf(l)[1]);
+  const Node divisor = dag_.node(dag_.kidsOf(l)[1]); // A copy: dag_ grows below.
   if (dag_.node(v).op != Op::Var || divisor.op != Op::IntConst || divisor.value < 2 ||
       substituted_.count(v))
     return;
@@ -332,8 +332,9 @@ void Normalizer::noteDivisibility(uint32_t i, const std::set<std::string> &names
 }
 
 void Normalizer::visit(uint32_t i) {
-  const Node &n = dag_.node(i);
-  const uint32_t *k = dag_.kidsOf(n);
+  // Copies: new nodes may move the DAG's node and kid arrays.
+  const Node n = dag_.node(i);
+  const std::vector<uint32_t> k(dag_.kidsOf(n), dag_.kidsOf(n) + n.kidCount);
   switch (n.op) {
   case Op::Var:
     ints_[i] = substituted_.count(i) ? substituted_.at(i) : atom(i);
@@ -368,7 +369,7 @@ void Normalizer::visit(uint32_t i) {
   }
 }
 
-uint32_t Normalizer::visitBool(uint32_t i, const Node &n, const uint32_t *k) {
+uint32_t Normalizer::visitBool(uint32_t i, const Node &n, const std::vector<uint32_t> &k) {
   if (n.op == Op::BoolConst)
     return i;
   std::vector<uint32_t> kids;
