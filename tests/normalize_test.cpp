@@ -114,8 +114,9 @@ public:
 
   std::vector<uint32_t> query(uint32_t &tDefinition) {
     uint32_t s0 = dag_.var("s0"), s1 = dag_.var("s1"), a = dag_.var("a"), b = dag_.var("b");
-    std::vector<uint32_t> facts{le(c(1), s0), le(c(1), s1), le(c(0), a), le(c(0), b),
-                                lt(a, extent()), lt(b, extent())};
+    // b < s1 always: offsets `x * s1 + b` (below) are then mixed-radix numbers.
+    std::vector<uint32_t> facts{le(c(1), s0), le(c(1), s1),    le(c(0), a),
+                                le(c(0), b),  lt(a, extent()), lt(b, s1)};
     divisor = pick(2) ? 2 + pick(3) : 0;
     if (divisor)
       facts.push_back(eq(op(Op::Mod, {s0, c(divisor)}), c(0)));
@@ -157,7 +158,14 @@ private:
     static const char *vars[] = {"a", "b", "s0", "s1"};
     if (depth == 0 || pick(4) == 0)
       return pick(4) ? dag_.var(vars[pick(4)]) : c(pick(7) - 2);
-    switch (pick(6)) {
+    switch (pick(7)) {
+    case 6: { // A digit pair, divided by a multiple of its radix s1.
+      uint32_t offset =
+          op(Op::Add, {op(Op::Mul, {intExpr(depth - 1), dag_.var("s1")}), dag_.var("b")});
+      uint32_t radix = op(Op::Mul, {dag_.var("s1"), extent()});
+      return op(pick(2) ? Op::Div : Op::Mod,
+                {pick(2) ? offset : op(Op::Add, {offset, offset}), radix});
+    }
     case 0:
       return op(Op::Add, {intExpr(depth - 1), intExpr(depth - 1)});
     case 1:

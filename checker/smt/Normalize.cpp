@@ -126,7 +126,8 @@ std::pair<Poly, Poly> splitMultiples(const Poly &p, const Monomial &divisorMono,
 }
 
 /// Calls f once for each node below `root` (root included) not in `seen`.
-template <typename F> void forEachBelow(const TermDag &dag, uint32_t root, std::set<uint32_t> &seen, F f) {
+template <typename F>
+void forEachBelow(const TermDag &dag, uint32_t root, std::set<uint32_t> &seen, F f) {
   std::vector<uint32_t> work{root};
   while (!work.empty()) {
     uint32_t i = work.back();
@@ -197,10 +198,10 @@ private:
   /// Off while a bound itself is normalized: no bound is used to rewrite a
   /// bound (else `v < X` could rewrite X using itself).
   bool useBounds_ = true;
-  std::map<uint32_t, Poly> substituted_;              ///< variable node -> c * q
-  std::vector<uint32_t> definitions_;                 ///< v == c * q, asserted
-  std::unordered_map<uint32_t, Poly> ints_;           ///< original node -> polynomial
-  std::unordered_map<uint32_t, uint32_t> bools_;      ///< original node -> new node
+  std::map<uint32_t, Poly> substituted_;         ///< variable node -> c * q or T
+  std::vector<uint32_t> definitions_;            ///< v == c * q, v == T: asserted
+  std::unordered_map<uint32_t, Poly> ints_;      ///< original node -> polynomial
+  std::unordered_map<uint32_t, uint32_t> bools_; ///< original node -> new node
 };
 
 std::vector<uint32_t> Normalizer::run(const std::vector<uint32_t> &roots) {
@@ -378,8 +379,10 @@ uint32_t Normalizer::visitBool(uint32_t i, const Node &n, const std::vector<uint
   if (n.kidCount == 2 && isIntOp(dag_.node(k[0]).op)) {
     auto a = constantOf(intOf(k[0])), b = constantOf(intOf(k[1]));
     if (a && b) {
-      bool v = n.op == Op::Eq ? *a == *b : n.op == Op::Ne ? *a != *b : n.op == Op::Lt ? *a < *b
-                                                                                    : *a <= *b;
+      bool v = n.op == Op::Eq   ? *a == *b
+               : n.op == Op::Ne ? *a != *b
+               : n.op == Op::Lt ? *a < *b
+                                : *a <= *b;
       return dag_.constant(Op::BoolConst, v);
     }
   }
@@ -454,8 +457,8 @@ Poly Normalizer::leftoverDivision(const Poly &b, const Poly &d, bool isMod) {
   Poly left = atom(dag_.apply(isMod ? Op::Mod : Op::Div, {term(b), term(d)}));
   uint32_t num = left.begin()->first[0];
   auto dc = constantOf(d);
-  bool positive = dc ? *dc > 0
-                     : d.size() == 1 && d.begin()->second > 0 && isPositive(d.begin()->first);
+  bool positive =
+      dc ? *dc > 0 : d.size() == 1 && d.begin()->second > 0 && isPositive(d.begin()->first);
   if (!positive || atomUpper_.count(num))
     return left;
   if (isMod) {
@@ -467,8 +470,8 @@ Poly Normalizer::leftoverDivision(const Poly &b, const Poly &d, bool isMod) {
   auto upper = upperOf(b.begin()->first[0]);
   if (!upper)
     return left;
-  auto [k, rest] = splitMultiples(*upper, dc ? Monomial{} : d.begin()->first,
-                                  dc ? *dc : d.begin()->second);
+  auto [k, rest] =
+      splitMultiples(*upper, dc ? Monomial{} : d.begin()->first, dc ? *dc : d.begin()->second);
   if (rest.empty())
     atomUpper_.emplace(num, k);
   return left;
@@ -517,9 +520,9 @@ std::optional<Poly> Normalizer::mixedRadix(const Poly &p, int64_t dCoef, const M
 /// 0 <= S < R and m = U*R (then b <= (U-1)*R + R-1 < m).
 bool Normalizer::provenInRange(const Poly &b, const Poly &m, int depth) {
   auto bc = constantOf(b), mc = constantOf(m);
-  if (bc && *bc >= 0 && ((mc && *bc < *mc) || (*bc == 0 && m.size() == 1 &&
-                                               m.begin()->second > 0 &&
-                                               isPositive(m.begin()->first))))
+  if (bc && *bc >= 0 &&
+      ((mc && *bc < *mc) ||
+       (*bc == 0 && m.size() == 1 && m.begin()->second > 0 && isPositive(m.begin()->first))))
     return true;
   if (depth > 6 || bc)
     return false;
