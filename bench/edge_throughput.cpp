@@ -5,8 +5,9 @@
 //
 //   edge-throughput [EDGES] [SEED]      (defaults 2000, 1)
 //
-// Prints edges per second, solver work and the verdict mix. It does not
-// compare verdicts with anything (tests/crosscheck_test.cpp does).
+// Prints edges per second (wall and CPU), solver work, the verdict mix and
+// the reasons of unknown verdicts. It does not compare verdicts with anything
+// (tests/crosscheck_test.cpp does).
 #include "checker/Checker.h"
 #include "checker/bruteforce/RandomEdges.h"
 #include "util/Diagnostics.h"
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <string>
 
@@ -38,19 +40,26 @@ int main(int argc, char **argv) {
     options.smtDumpDir = dir;
   Checker checker(options);
   std::map<std::string, long> mix;
+  std::map<std::string, long> unknownReasons; // A solver's "unknown" is listed apart.
   auto start = std::chrono::steady_clock::now();
+  std::clock_t cpuStart = std::clock(); // CPU time: the machine may be shared.
   for (const auto &c : cases) {
     DiagnosticEngine diags;
     auto graph = FusionGraph::build(c.fusion, diags);
     if (!graph)
       continue;
-    for (const auto &v : checker.checkFusion(c.fusion, *graph))
+    for (const auto &v : checker.checkFusion(c.fusion, *graph)) {
       ++mix[statusName(v.status)];
+      if (v.status == Status::Unknown)
+        ++unknownReasons[v.reason.substr(0, 60)];
+    }
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double cpu = static_cast<double>(std::clock() - cpuStart) / CLOCKS_PER_SEC;
   const auto &st = checker.stats();
-  std::printf("edges %llu in %.2f s: %.0f edges/s\n", static_cast<unsigned long long>(st.edges), s,
-              static_cast<double>(st.edges) / s);
+  std::printf("edges %llu in %.2f s: %.0f edges/s (%.2f s CPU: %.0f edges per CPU second)\n",
+              static_cast<unsigned long long>(st.edges), s, static_cast<double>(st.edges) / s, cpu,
+              static_cast<double>(st.edges) / cpu);
   std::printf("queries %llu, from cache %llu, solved %llu (sat %llu, unsat %llu, unknown %llu)\n",
               static_cast<unsigned long long>(st.solver.queries),
               static_cast<unsigned long long>(st.solver.cacheHits),
@@ -60,6 +69,8 @@ int main(int argc, char **argv) {
               static_cast<unsigned long long>(st.solver.unknown));
   for (const auto &[status, n] : mix)
     std::printf("  %-12s %ld\n", status.c_str(), n);
+  for (const auto &[reason, n] : unknownReasons)
+    std::printf("    unknown: %ld x %s\n", n, reason.c_str());
   std::vector<std::pair<double, std::string>> byTime;
   for (const auto &[name, q] : st.solver.solvedByName)
     byTime.push_back({q.milliseconds, name});

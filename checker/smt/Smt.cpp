@@ -3,6 +3,7 @@
 // query misses the cache.
 #include "checker/smt/Smt.h"
 
+#include "checker/smt/Normalize.h"
 #include "checker/smt/TermDag.h"
 #include "checker/smt/Z3Solve.h"
 #include "util/Diagnostics.h"
@@ -226,8 +227,11 @@ QueryResult Context::check(const std::string &name, const std::vector<Bool> &ass
   }
   std::string text;
   bool dump = !options.smtDumpDir.empty();
-  QueryResult r = solveWithZ3(backend(), impl_->dag, nodesOf(assertions), modelVars, options,
-                              dump ? &text : nullptr);
+  // Z3 is asked the normalized query (and the dump shows it); the cache key
+  // above is the query as built.
+  std::vector<uint32_t> asked = normalizeQuery(impl_->dag, nodesOf(assertions));
+  QueryResult r =
+      solveWithZ3(backend(), impl_->dag, asked, modelVars, options, dump ? &text : nullptr);
   if (dump)
     writeDump(options_.smtDumpDir, name, text);
   if (stats_) {
