@@ -191,6 +191,7 @@ struct FileResult {
   DiagnosticEngine diags;
   std::vector<std::pair<size_t, EdgeVerdict>> edges; ///< (fusion index, verdict)
   bool unreadable = false;
+  bool partial = false; ///< A truncated paste: only its complete statements were checked.
 };
 
 struct Summary {
@@ -200,11 +201,22 @@ struct Summary {
   size_t compilerConfirmed = 0, compilerRefuted = 0, compilerUnknown = 0, unnecessary = 0;
   size_t lintErrors = 0, lintWarnings = 0, unreadable = 0;
   size_t uncheckedTensors = 0; ///< Tensors no checked edge computes.
+  size_t partialFiles = 0;     ///< Truncated inputs, analyzed as far as they go.
   std::set<std::string> assumptions;
 };
 
 std::string edgeName(const EdgeVerdict &v) {
   return "T" + std::to_string(v.producer) + " -> T" + std::to_string(v.consumer);
+}
+
+/// Equal for the verdicts of one producer -> consumer edge of one expression
+/// that say the same (an expression using its producer twice).
+std::string sameEdgeKey(const EdgeVerdict &v) {
+  std::string k = std::to_string(v.expr) + "|" + edgeName(v) + "|" + v.lowering.str() + "|" +
+                  std::to_string(static_cast<int>(v.status)) + "|" + v.reason;
+  if (v.compiler)
+    k += "|compiler";
+  return k;
 }
 
 /// Adds one edge verdict (and the compiler's) as diagnostics.
@@ -398,6 +410,12 @@ FileResult checkFile(const std::string &path, const Options &o, Checker &checker
     r.unreadable = true;
     return r;
   }
+  if (doc.truncated) {
+    // Never presented as whole: a warning where the input ends, the file
+    // marked partial, and an exit status that is never 0 (exitStatus).
+    r.partial = true;
+    r.diags.warning("truncated-input", doc.truncated->message, doc.truncated->loc);
+  }
   if (!o.emitPlan.empty() && o.planFusion.value_or(0) >= doc.fusions.size()) {
     r.diags.error("usage",
                   "--fusion " + std::to_string(o.planFusion.value_or(0)) + ": " + path + " has " +
@@ -422,7 +440,11 @@ FileResult checkFile(const std::string &path, const Options &o, Checker &checker
     // derived) surfaces here; the fusion then counts as unreadable (exit 2).
     try {
       std::vector<EdgeVerdict> verdicts = checker.checkFusion(fusion, *graph);
+      std::set<std::string> reported;
       for (const auto &v : verdicts) {
+        // `T1 = T0 + T0` has one edge T0 -> T1 (two operands, one verdict).
+        if (!reported.insert(sameEdgeKey(v)).second)
+          continue;
         reportEdge(v, r.diags);
         tally(v, summary);
         r.edges.emplace_back(fi, v);
@@ -546,6 +568,7 @@ nlohmann::json summaryJson(const Summary &s, const CheckStats &stats, NvfuserRun
           {"lint_errors", s.lintErrors},
           {"lint_warnings", s.lintWarnings},
           {"unreadable_files", s.unreadable},
+          {"partial_files", s.partialFiles},
           {"unchecked_tensors", s.uncheckedTensors},
           {"assumptions", s.assumptions},
           {"edge_cache_hits", stats.edgeCacheHits},
@@ -558,7 +581,7 @@ int exitStatus(const Summary &s) {
     return 2;
   if (s.lintErrors || s.compilerRefuted || s.unsupported || s.refuted)
     return 1;
-  if (s.unknown || s.compilerUnknown || s.uncheckedTensors)
+  if (s.unknown || s.compilerUnknown || s.uncheckedTensors || s.partialFiles)
     return 3;
   return 0;
 }
@@ -590,6 +613,8 @@ void printSummaryText(std::ostream &out, const Summary &s, const CheckStats &sta
     out << "; " << s.uncheckedTensors << " tensor(s) no checked edge computes";
   if (s.unreadable)
     out << "; " << s.unreadable << " unreadable input(s)";
+  if (s.partialFiles)
+    out << "; " << s.partialFiles << " truncated input(s) checked only as far as they go";
   out << "\n";
   if (!s.assumptions.empty()) {
     out << "proofs cover all sizes with:";
@@ -616,6 +641,7 @@ int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, st
     results.push_back(checkFile(f, o, checker, summary, writeFailed));
     ++summary.files;
     summary.unreadable += results.back().unreadable;
+    summary.partialFiles += results.back().partial;
     countLints(results.back(), summary);
   }
   if (o.json) {
@@ -629,6 +655,7 @@ int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, st
         edges.push_back(edgeJson(fi, v));
       files.push_back({{"file", r.file},
                        {"readable", !r.unreadable},
+                       {"partial", r.partial},
                        {"diagnostics", diags},
                        {"edges", edges}});
     }

@@ -249,6 +249,10 @@ DomainMap computeDomainMap(const Fusion &fusion, const Expr &expr, size_t operan
   const auto p = dataLogicalIds(fusion, fusion.tensor(producer));
   if (auto scalar = unreadableScalar(expr))
     return MapBuilder(fusion, c, p).unsupported(*scalar);
+  if (std::string loop = expr.attr(kHostLoopAttr); !loop.empty())
+    return MapBuilder(fusion, c, p)
+        .unsupported("posted inside the host loop `" + shownToken(loop) +
+                     "`: it acts on one iteration's slice, which shardcheck does not model");
 
   switch (expr.kind) {
   case OpKind::Broadcast:
