@@ -216,6 +216,26 @@ TEST(ReaderWild, CommunicationInsideAStreamLoopIsMarkedAndUnsupported) {
     EXPECT_TRUE(e.map.unsupported.has_value()) << "T" << e.producer << " -> T" << e.consumer;
 }
 
+TEST(ReaderWild, CollectivePermuteWithSwizzledPeersIsUnsupported) {
+  // 2026: a ring step whose peers come from Swizzle1D index arithmetic.
+  std::string text =
+      "%HostIrContainer { (T0_g_float[ideviceIdx.x0{2}]" + kMesh + ") -> (T1_g_float[iS1{2}]" +
+      kMesh + ") :\n  FOR i5 from 0 to 2:\n    CollectivePermute 12 (team=(0 1), send_peer=( ( "
+              "deviceIdx.x + 1 ) % 2 ), recv_peer=( ( deviceIdx.x + 1 ) % 2 ), "
+              "input=T0_g_float[ideviceIdx.x0{2}]" +
+      kMesh + ", output=T1_g_float[iS1{2}]" + kMesh +
+      ", backend=NCCL)\n    Wait(Communication 12)\n} // %HostIrContainer\n";
+  int status = -1;
+  nlohmann::json doc = checkJson("permute.txt", text, status);
+  EXPECT_EQ(status, 1);
+  const auto &edges = doc["files"][0]["edges"];
+  ASSERT_EQ(edges.size(), 1u);
+  EXPECT_EQ(edges[0]["communication"], "unsupported");
+  EXPECT_NE(edges[0]["reason"].get<std::string>().find("no model for CollectivePermute"),
+            std::string::npos)
+      << edges[0]["reason"];
+}
+
 TEST(ReaderWild, ScopesCloseByIndentation) {
   // The Communication after the loop body is not inside it.
   std::string text = "%HostIrContainer { (T0_g_float[ideviceIdx.x0{2}]" + kMesh +

@@ -486,7 +486,7 @@ void Parser::parseHostLine() {
   Cursor look = c_;
   std::string_view word = look.parseIdentifier();
   look.skipSpaces();
-  if (word == "Communication" && isDigit(look.peek())) {
+  if ((word == "Communication" || word == "CollectivePermute") && isDigit(look.peek())) {
     parseCommunication();
     return c_.nextLine();
   }

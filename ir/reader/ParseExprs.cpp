@@ -613,18 +613,27 @@ void Parser::parseCommunicationField(const std::string &key, Expr &e) {
 }
 
 void Parser::parseCommunication() {
+  // `Communication N (type=T, ...)`, or since 2026 `CollectivePermute N
+  // (team=(...), send_peer=P, recv_peer=Q, ...)`, which names its type.
   size_t start = c_.pos();
-  c_.expect("Communication", "");
+  bool permute = c_.accept("CollectivePermute");
+  if (!permute)
+    c_.expect("Communication", "");
   c_.skipSpaces();
   Expr e;
   e.kind = OpKind::Communication;
   e.loc = c_.locAt(start);
   e.communication = CommunicationInfo{};
+  if (permute) {
+    e.communication->type = CollectiveType::CollectivePermute;
+    e.op = collectiveTypeName(CollectiveType::CollectivePermute);
+  }
   e.communication->number = parseSmallInt("communication number");
-  std::string name = "Communication " + std::to_string(e.communication->number);
+  std::string name = (permute ? "CollectivePermute " : "Communication ") +
+                     std::to_string(e.communication->number);
   c_.skipSpaces();
   c_.expect("(", "after '" + name + "'");
-  bool sawType = false, sawTeam = false;
+  bool sawType = permute, sawTeam = false;
   while (true) {
     c_.skipSpaces();
     std::string key(c_.parseIdentifier());
