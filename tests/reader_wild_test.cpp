@@ -23,6 +23,13 @@ Document read(const std::string &text) {
   return readDocument(text, "t.txt");
 }
 
+/// The one fusion `text` holds.
+Fusion readOne(const std::string &text) {
+  Document d = read(text);
+  EXPECT_EQ(d.fusions.size(), 1u);
+  return d.fusions.at(0);
+}
+
 const std::string kSet = "T1_g_float[iS1{8}]\n   = Set( T0_g_float[iS0{8}], cache_op=Streaming )\n";
 
 // --- Truncated pastes ---
@@ -153,23 +160,21 @@ TEST(ReaderWild, MultiOutputStatement) {
 }
 
 TEST(ReaderWild, TorchrunRankPrefixes) {
-  Document d = read("[rank0]: Inputs:\n[rank0]:   T0_g_float[iS0{8}]\n[rank0]: Outputs:\n"
-                    "[rank0]:   T1_g_float[iS1{8}]\n[rank0]: \n[rank0]: %kernel_math {\n"
-                    "[rank0]: T1_g_float[iS1{8}]\n[rank0]:    = Set( T0_g_float[iS0{8}], "
-                    "cache_op=Streaming )\n[rank0]: } // %kernel_math \n");
-  ASSERT_EQ(d.fusions.size(), 1u);
-  EXPECT_EQ(d.fusions[0].inputs, std::vector<TensorNum>{0});
-  EXPECT_EQ(d.fusions[0].exprs.size(), 1u);
+  Fusion f = readOne("[rank0]: Inputs:\n[rank0]:   T0_g_float[iS0{8}]\n[rank0]: Outputs:\n"
+                     "[rank0]:   T1_g_float[iS1{8}]\n[rank0]: \n[rank0]: %kernel_math {\n"
+                     "[rank0]: T1_g_float[iS1{8}]\n[rank0]:    = Set( T0_g_float[iS0{8}], "
+                     "cache_op=Streaming )\n[rank0]: } // %kernel_math \n");
+  EXPECT_EQ(f.inputs, std::vector<TensorNum>{0});
+  EXPECT_EQ(f.exprs.size(), 1u);
 }
 
 TEST(ReaderWild, TransformPrinterSectionOnItsOwn) {
-  Document d = read("TransformPrinter : \nT0_g_float[ideviceIdx.x1{2}, iS2{4}] (DeviceMesh{0 1})\n"
-                    " logical domain : (iS0{8})\n contiguity: t\n"
-                    "  Outer split: iS0{8} by factor 2 -> ideviceIdx.x1{2}, iS2{4}\n"
-                    " loop domain : (ideviceIdx.x1{2}, iS2{4})\n");
-  ASSERT_EQ(d.fusions.size(), 1u);
-  EXPECT_EQ(d.fusions[0].kind, BlockKind::TransformsOnly);
-  EXPECT_EQ(d.fusions[0].transforms.size(), 1u);
+  Fusion f = readOne("TransformPrinter : \nT0_g_float[ideviceIdx.x1{2}, iS2{4}] (DeviceMesh{0 1})\n"
+                     " logical domain : (iS0{8})\n contiguity: t\n"
+                     "  Outer split: iS0{8} by factor 2 -> ideviceIdx.x1{2}, iS2{4}\n"
+                     " loop domain : (ideviceIdx.x1{2}, iS2{4})\n");
+  EXPECT_EQ(f.kind, BlockKind::TransformsOnly);
+  EXPECT_EQ(f.transforms.size(), 1u);
 }
 
 TEST(ReaderWild, GroupDetailsPastedAlone) {
@@ -183,6 +188,8 @@ TEST(ReaderWild, GroupDetailsPastedAlone) {
 }
 
 const std::string kMesh = " (DeviceMesh{0 1})";
+const std::string kT0 = "T0_g_float[ideviceIdx.x0{2}]" + kMesh;
+const std::string kT1 = "T1_g_float[iS1{2}]" + kMesh;
 
 std::string streamLoop(const std::string &body) {
   return "%HostIrContainer { (T0_g_float[iS0{2}, ideviceIdx.x1{2}]" + kMesh +
@@ -216,15 +223,18 @@ TEST(ReaderWild, CommunicationInsideAStreamLoopIsMarkedAndUnsupported) {
     EXPECT_TRUE(e.map.unsupported.has_value()) << "T" << e.producer << " -> T" << e.consumer;
 }
 
+/// A host IR container from the DIDx-sharded T0 to the replicated T1 on two
+/// devices, around `body`.
+std::string gatherProgram(const std::string &body) {
+  return "%HostIrContainer { (" + kT0 + ") -> (" + kT1 + ") :\n" + body + "} // %HostIrContainer\n";
+}
+
 TEST(ReaderWild, CollectivePermuteWithSwizzledPeersIsUnsupported) {
   // 2026: a ring step whose peers come from Swizzle1D index arithmetic.
-  std::string text =
-      "%HostIrContainer { (T0_g_float[ideviceIdx.x0{2}]" + kMesh + ") -> (T1_g_float[iS1{2}]" +
-      kMesh + ") :\n  FOR i5 from 0 to 2:\n    CollectivePermute 12 (team=(0 1), send_peer=( ( "
-              "deviceIdx.x + 1 ) % 2 ), recv_peer=( ( deviceIdx.x + 1 ) % 2 ), "
-              "input=T0_g_float[ideviceIdx.x0{2}]" +
-      kMesh + ", output=T1_g_float[iS1{2}]" + kMesh +
-      ", backend=NCCL)\n    Wait(Communication 12)\n} // %HostIrContainer\n";
+  std::string text = gatherProgram(
+      "  FOR i5 from 0 to 2:\n    CollectivePermute 12 (team=(0 1), send_peer=( ( deviceIdx.x + "
+      "1 ) % 2 ), recv_peer=( ( deviceIdx.x + 1 ) % 2 ), input=" +
+      kT0 + ", output=" + kT1 + ", backend=NCCL)\n    Wait(Communication 12)\n");
   int status = -1;
   nlohmann::json doc = checkJson("permute.txt", text, status);
   EXPECT_EQ(status, 1);
@@ -238,27 +248,19 @@ TEST(ReaderWild, CollectivePermuteWithSwizzledPeersIsUnsupported) {
 
 TEST(ReaderWild, ScopesCloseByIndentation) {
   // The Communication after the loop body is not inside it.
-  std::string text = "%HostIrContainer { (T0_g_float[ideviceIdx.x0{2}]" + kMesh +
-                     ") -> (T1_g_float[iS1{2}]" + kMesh +
-                     ") :\n  FOR i5 from 0 to 3:\n    Synchronize Stream i5\n  Communication 1 "
-                     "(type=Allgather, team=(0 1), input=T0_g_float[ideviceIdx.x0{2}]" +
-                     kMesh + ", output=T1_g_float[iS1{2}]" + kMesh +
-                     ")\n  Wait(Communication 1)\n} // %HostIrContainer\n";
-  Document d = read(text);
+  Document d = read(gatherProgram("  FOR i5 from 0 to 3:\n    Synchronize Stream i5\n"
+                                  "  Communication 1 (type=Allgather, team=(0 1), input=" +
+                                  kT0 + ", output=" + kT1 + ")\n  Wait(Communication 1)\n"));
   const Fusion &f = d.fusions.at(0);
   ASSERT_EQ(f.exprs.size(), 1u);
   EXPECT_EQ(f.exprs[0].attr(kHostLoopAttr), "");
 }
 
 TEST(ReaderWild, WrappedAllocateAndGluedWait) {
-  std::string text = "%HostIrContainer { (T0_g_float[ideviceIdx.x0{2}]" + kMesh +
-                     ") -> (T1_g_float[iS1{2}]" + kMesh + ") :\n  T1_g_float[iS1{2}]" + kMesh +
-                     " = ALLOCATE(buffer=T1_g_float[iS1{2}]" + kMesh +
-                     ", mem_type=global, size=2, zero_init=false\n)\n  Communication 1 "
-                     "(type=Allgather, team=(0 1), Input=T0_g_float[ideviceIdx.x0{2}]" +
-                     kMesh + ", Output=T1_g_float[iS1{2}]" + kMesh +
-                     ")    Wait Communication 1\n} // %HostIrContainer\n";
-  Document d = read(text);
+  Document d = read(gatherProgram("  " + kT1 + " = ALLOCATE(buffer=" + kT1 +
+                                  ", mem_type=global, size=2, zero_init=false\n)\n"
+                                  "  Communication 1 (type=Allgather, team=(0 1), Input=" +
+                                  kT0 + ", Output=" + kT1 + ")    Wait Communication 1\n"));
   const Fusion &f = d.fusions.at(0);
   ASSERT_EQ(f.exprs.size(), 1u);
   EXPECT_EQ(f.exprs[0].kind, OpKind::Communication);
