@@ -16,6 +16,9 @@
 // ...) are accepted and skipped; a Communication inside a FOR loop (nested by
 // indentation) carries the loop header in its `host_loop` attribute.
 //
+// A statement quoted by an nvFuser assert message (`... Given: T6_l[...] =
+// Op(...)`) forms a fusion of its own.
+//
 // Lines starting with `// EXPECT` (golden-test expectations) and torchrun's
 // `[rankN]:` line prefixes are skipped. Malformed input throws InputError
 // located at FILE:LINE:COL naming what was expected. Input that ends early

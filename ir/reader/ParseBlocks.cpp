@@ -1,8 +1,16 @@
 // Block detection and the line loops of each block kind: `%kernel_math {`
 // and `%kernel {` (with their `Inputs:`/`Outputs:` header and optional
-// TransformPrinter section), `%HostIrContainer {`, segmented fusions
-// (`Segmented_Fusion Dump:` ... `} //Segmented_Fusion`) and transforms-only
-// sections. Text outside blocks is skipped. See Parser.h.
+// TransformPrinter section; old ones close with a bare `}`),
+// `%HostIrContainer {` (the July-2024 `HOST IRS:` ... `END.` layout too, with
+// loop and branch scopes tracked by indentation), segmented fusions
+// (`Segmented_Fusion Dump:` ... `} //Segmented_Fusion`, or their group
+// details pasted alone) and transforms-only sections (after a
+// `TransformPrinter :` line or not). Text outside blocks is skipped. Where
+// the input ends early the parse stops and Parser::truncationOf decides
+// whether it was cut (kept, marked) or malformed (an error).
+//
+// This file does not decide what a construct means for the checker: a
+// Communication in a loop only carries its loop's header (kHostLoopAttr).
 #include "ir/reader/Parser.h"
 
 #include <algorithm>
@@ -80,6 +88,16 @@ bool isTransformPrinterHeader(std::string_view t) {
 /// torchrun `[rank0]:` prefix indents every line).
 bool endsEntryList(std::string_view trimmed) {
   return trimmed == "Outputs:" || trimmed == "Inputs:" || startsWith(trimmed, "%");
+}
+
+/// Where the statement quoted by an assert message (`... Given: T6_l[...]
+/// = Op(...)`) starts in a trimmed line, if the line quotes one.
+std::optional<size_t> assertedStatementOffset(std::string_view t) {
+  size_t at = t.find("Given: T");
+  if (at == std::string_view::npos || !isTensorName(t.substr(at + 7)) ||
+      t.find(" = ", at) == std::string_view::npos)
+    return std::nullopt;
+  return at + 7;
 }
 
 /// The number of columns a line is indented by.
@@ -187,6 +205,13 @@ void Parser::parseTopLevelLine() {
   if (isStrayCloser(t)) {
     c_.skipSpaces();
     c_.fail("'" + excerpt(t, 40) + "' without a block it closes");
+  }
+  if (auto given = assertedStatementOffset(t)) {
+    // nvFuser's assert messages print the offending statement after
+    // `Given: `; a user pastes exactly that, and it is one fusion.
+    c_.setPos(static_cast<size_t>(t.data() - src_.text().data()) + *given);
+    newBlock(BlockKind::Kernel, c_.pos());
+    parseStatement(false);
   }
   c_.nextLine(); // Unrelated log text.
 }
