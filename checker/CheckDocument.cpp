@@ -7,6 +7,7 @@
 #include "util/Checked.h"
 
 #include <algorithm>
+#include <set>
 
 namespace shardcheck {
 
@@ -51,6 +52,24 @@ std::vector<UncheckedTensor> uncheckedTensors(const Fusion &fusion) {
   return r;
 }
 
+/// The verdicts with repeats left out: `T1 = T0 + T0` reads T0 twice, gives
+/// two edges with the same verdict, and is reported as one edge. Verdicts
+/// that differ (operands in different roles) are all kept.
+std::vector<EdgeVerdict> reportedOnce(std::vector<EdgeVerdict> verdicts) {
+  auto key = [](const EdgeVerdict &v) {
+    return std::to_string(v.expr) + "|" + std::to_string(v.producer) + "|" +
+           std::to_string(v.consumer) + "|" + v.lowering.str() + "|" +
+           std::to_string(static_cast<int>(v.status)) + "|" + v.reason +
+           (v.compiler ? "|compiler" : "");
+  };
+  std::set<std::string> seen;
+  std::vector<EdgeVerdict> r;
+  for (auto &v : verdicts)
+    if (seen.insert(key(v)).second)
+      r.push_back(std::move(v));
+  return r;
+}
+
 } // namespace
 
 bool DocumentReport::readable() const {
@@ -92,6 +111,8 @@ FusionReport DocumentChecker::checkFusion(const Document &doc, size_t index) {
         r.noPlan = e;
       }
     }
+    // After the plan, which rests on every edge's verdict.
+    r.verdicts = reportedOnce(std::move(r.verdicts));
   } catch (const InputError &e) {
     Diagnostic d = e.diagnostic();
     if (d.loc.file.empty())
@@ -104,6 +125,9 @@ FusionReport DocumentChecker::checkFusion(const Document &doc, size_t index) {
 DocumentReport DocumentChecker::check(const Document &doc) {
   DocumentReport report;
   report.file = doc.file;
+  if (doc.truncated)
+    report.truncated = Diagnostic{Severity::Warning, "truncated-input", doc.truncated->message,
+                                  doc.truncated->loc, {}};
   for (size_t i = 0; i < doc.fusions.size(); ++i)
     report.fusions.push_back(checkFusion(doc, i));
   return report;

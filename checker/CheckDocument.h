@@ -64,8 +64,13 @@ struct FusionReport {
 struct DocumentReport {
   std::string file;
   std::vector<FusionReport> fusions;
+  /// Set when the input is a truncated paste: the `truncated-input` warning
+  /// where it ends. Only its complete statements were checked, so the
+  /// report is partial and never counts as all proved.
+  std::optional<Diagnostic> truncated;
 
   bool readable() const;
+  bool partial() const { return truncated.has_value(); }
 };
 
 /// Checks documents one after another with one Checker, so that structurally

@@ -462,6 +462,8 @@ std::vector<EdgeVerdict> Checker::checkFusion(const Fusion &fusion, const Fusion
       edgeCache_[key] = v;
     verdicts.push_back(std::move(v));
   }
+  for (size_t i = 0; i < verdicts.size(); ++i)
+    verdicts[i].edge = i;
   demoteUnmodelledExpressions(fusion, graph, verdicts);
   checkReducedOperands(fusion, graph, universe, verdicts);
   return verdicts;

@@ -61,6 +61,9 @@ struct EdgeVerdict {
   TensorNum producer = 0;
   TensorNum consumer = 0;
   size_t expr = 0;
+  /// Its edge: the index in the FusionGraph's edges() (a report may leave
+  /// repeats of one edge out, so verdicts and edges need not line up).
+  size_t edge = 0;
   std::string exprName; ///< Op spelling, e.g. `Set`, `reduction`.
   SourceLoc loc;
   Lowering lowering; ///< kind Unsupported when no single collective does it.

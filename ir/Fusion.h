@@ -169,6 +169,11 @@ struct Expr {
   std::vector<TensorNum> tensorInputs() const;
 };
 
+/// The attribute the dump reader gives a host IR Communication posted inside
+/// a host loop (`FOR StreamIdx in iStreamIdx2{i0}`): such a Communication
+/// acts on one iteration's slice, which the checker does not model.
+inline constexpr const char *kHostLoopAttr = "host_loop";
+
 /// Whether `e` is a host IR Allreduce, Reduce or ReduceScatter.
 bool isReducingCommunication(const Expr &e);
 /// Whether `e` reduces over an axis (reduction, matmul, linear, a reducing
@@ -235,9 +240,19 @@ public:
 };
 
 /// Everything read from one input file: one fusion per block.
+/// Where a truncated paste ends: the dump reader read every complete
+/// statement before it and nothing after.
+struct InputEnd {
+  SourceLoc loc;
+  std::string message;
+};
+
 struct Document {
   std::string file;
   std::vector<Fusion> fusions;
+  /// Set when the input ends early (mid-statement or inside a block): the
+  /// fusions hold what was complete; the analysis is partial.
+  std::optional<InputEnd> truncated;
 };
 
 } // namespace shardcheck

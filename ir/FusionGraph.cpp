@@ -237,6 +237,22 @@ std::optional<std::string> unreadableScalar(const Expr &e) {
   return std::nullopt;
 }
 
+/// Why a reducing host IR Communication cannot be judged from its printout:
+/// its input carries no device-parallel axis, so the print says nothing of
+/// the per-device partial sums it combines nor of the axis it scatters; a
+/// positional map would invent equal extents the collective contradicts.
+std::optional<std::string> unshardedReduction(const Fusion &f, const Expr &e, TensorNum producer) {
+  if (!isReducingCommunication(e))
+    return std::nullopt;
+  for (IdNum id : f.tensor(producer).loop)
+    if (f.id(id).isDeviceParallel() && !f.id(id).isBroadcast())
+      return std::nullopt;
+  return "the printout lacks what this " + e.op + " combines: " + f.tensor(producer).name() +
+         " has no device-parallel axis, so neither the per-device partial sums nor the scattered "
+         "axis are printed (host IR built without sharding annotations?); nothing is inferred "
+         "from it";
+}
+
 } // namespace
 
 DomainMap computeDomainMap(const Fusion &fusion, const Expr &expr, size_t operandIndex,
@@ -249,6 +265,17 @@ DomainMap computeDomainMap(const Fusion &fusion, const Expr &expr, size_t operan
   const auto p = dataLogicalIds(fusion, fusion.tensor(producer));
   if (auto scalar = unreadableScalar(expr))
     return MapBuilder(fusion, c, p).unsupported(*scalar);
+  if (expr.communication && expr.communication->type == CollectiveType::CollectivePermute)
+    return MapBuilder(fusion, c, p)
+        .unsupported("shardcheck has no model for CollectivePermute (its peers, send_peer=" +
+                     shownToken(expr.attr("send_peer")) + " and recv_peer=" +
+                     shownToken(expr.attr("recv_peer")) + ", are computed at run time)");
+  if (auto lacking = unshardedReduction(fusion, expr, producer))
+    return MapBuilder(fusion, c, p).unsupported(*lacking);
+  if (std::string loop = expr.attr(kHostLoopAttr); !loop.empty())
+    return MapBuilder(fusion, c, p)
+        .unsupported("posted inside the host loop `" + shownToken(loop) +
+                     "`: it acts on one iteration's slice, which shardcheck does not model");
 
   switch (expr.kind) {
   case OpKind::Broadcast:

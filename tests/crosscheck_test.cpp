@@ -198,7 +198,7 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
       const auto &verdicts_ = fr.verdicts;
       for (size_t i = 0; i < verdicts_.size(); ++i) {
         const EdgeVerdict &v = verdicts_[i];
-        const FusionEdge &e = graph->edges()[i];
+        const FusionEdge &e = graph->edges()[v.edge];
         std::string what = entry.path().filename().string() + " T" + std::to_string(v.producer) +
                            " -> T" + std::to_string(v.consumer);
         auto check = [&](const Lowering &l, Status s, const std::optional<Counterexample> &cex,

@@ -40,11 +40,13 @@ std::vector<std::string> corpusFiles() {
 }
 
 struct Expectation {
-  std::string kind; // EXPECT, EXPECT-COMPILER, EXPECT-LINT, EXPECT-EXIT, EXPECT-ALL-EDGES
+  std::string kind; // EXPECT, EXPECT-COMPILER, EXPECT-LINT, EXPECT-EXIT, EXPECT-ALL-EDGES,
+                    // EXPECT-PARTIAL
   std::optional<int> fusion;
   std::string producer, consumer, communication, status;
   std::string lintCode, lintTensor;
   int exitStatus = -1;
+  bool partial = false;
   int line = 0;
   std::string text;
 };
@@ -59,6 +61,7 @@ std::vector<Expectation> readExpectations(const std::string &path) {
   static const std::regex lintRe(R"(^\s*//\s*EXPECT-LINT:\s*(?:\[(\d+)\]\s*)?([\w-]+)\s+(T\d+))");
   static const std::regex exitRe(R"(^\s*//\s*EXPECT-EXIT:\s*(\d+))");
   static const std::regex allRe(R"(^\s*//\s*EXPECT-ALL-EDGES:\s*(\S+)(?:\s+(\S+))?)");
+  static const std::regex partialRe(R"(^\s*//\s*EXPECT-PARTIAL:\s*(true|false)\s*$)");
   while (std::getline(in, line)) {
     ++n;
     std::smatch m;
@@ -82,6 +85,9 @@ std::vector<Expectation> readExpectations(const std::string &path) {
     } else if (std::regex_search(line, m, exitRe)) {
       e.kind = "EXPECT-EXIT";
       e.exitStatus = std::stoi(m[1]);
+    } else if (std::regex_search(line, m, partialRe)) {
+      e.kind = "EXPECT-PARTIAL";
+      e.partial = m[1] == "true";
     } else if (std::regex_search(line, m, allRe)) {
       e.kind = "EXPECT-ALL-EDGES";
       e.communication = m[1];
@@ -201,6 +207,10 @@ TEST_P(Golden, ExpectationsHold) {
   DocumentReport report = checkDocument(doc, DocumentOptions{});
   ASSERT_TRUE(report.readable()) << path << " is unreadable";
   auto edges = edgesOf(report);
+  // A truncated paste says so; every other file is read whole.
+  bool wantPartial = std::any_of(expectations.begin(), expectations.end(),
+                                 [](const Expectation &e) { return e.partial; });
+  EXPECT_EQ(report.partial(), wantPartial) << path;
   std::set<size_t> explained; // edge indices covered by an explicit EXPECT
   for (const auto &e : expectations) {
     SCOPED_TRACE(path + ":" + std::to_string(e.line) + ": " + e.text);

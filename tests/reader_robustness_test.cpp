@@ -394,7 +394,9 @@ TEST(ReaderRobustness, PathologicalInputs) {
   std::string deepExtent = "%kernel {\nT1_g_float[iS1{" + std::string(100000, '(') + "}]\n";
   std::string deepMesh =
       "%kernel {\nT1_g_float[iS1{8}] (DeviceMesh" + std::string(100000, '{') + "\n";
-  std::string longLine = "%kernel {\nT1_g_float[" + std::string(1 << 20, ' ') + "]\n";
+  // Followed by the closer: malformed, not a paste cut after the output.
+  std::string longLine =
+      "%kernel {\nT1_g_float[" + std::string(1 << 20, ' ') + "]\n} // %kernel\n";
   std::string manyIds = "%kernel {\nT1_g_float[";
   for (int i = 0; i < 20000; ++i) // extent 1: 8^20000 elements would overflow int64
     manyIds += "iS" + std::to_string(i + 10) + "{1}, ";

@@ -1094,10 +1094,6 @@ std::vector<BadCase> badCases() {
        kernel("T1_g_float[iS1{" + std::string(40, '(') + "i0" + std::string(40, ')') +
               "}]\n   = Set( T0_g_float[iS0{8}] )\n"),
        "nested more than 32 levels deep", 2, 49},
-      {"UnclosedKernelBlock", "%kernel {\n" + kSet,
-       "expected '} // %kernel' to close the block "
-       "opened at t.txt:1:1, found end of input",
-       4, 1},
       {"WrongCloser", "%kernel_math {\n" + kSet + "} // %kernel\n",
        "expected '} // %kernel_math' to close the block opened at t.txt:1:1", 4, 1},
       {"StrayCloser", "log\n  } // %kernel\n", "'} // %kernel' without a block it closes", 2, 3},
@@ -1218,11 +1214,6 @@ std::vector<BadCase> badCases() {
       {"UnknownHostStatement",
        "%HostIrContainer { () -> () :\n  Frobnicate(T0)\n} // %HostIrContainer\n",
        "expected a host IR statement", 2, 3},
-      {"HostIrUnclosed", "%HostIrContainer { () -> () :\n  Wait(Communication 3)\n",
-       "expected '} // %HostIrContainer' to close the block opened at t.txt:1:1", 3, 1},
-      {"SegmentedUnclosed",
-       "Segmented_Fusion Dump: -- fusion segments:\nSegmented_Fusion{ \ngroups: \n",
-       "expected '} //Segmented_Fusion' to close the block opened at t.txt:1:1", 4, 1},
       {"SegmentedExprNumberFirst",
        "Segmented_Fusion{ \ngroup details:\ng{(pointwise)\n(0)\n}\n} //Segmented_Fusion\n",
        "expected an expression before its number '(0)'", 4, 1},

@@ -49,7 +49,31 @@ std::string exprKey(const Expr &e) {
   return k;
 }
 
+/// Host IR ops that name a slice of a tensor.
+bool isSliceView(const Expr &e) {
+  return e.kind == OpKind::Other &&
+         (e.op == "HirAliasSelect" || e.op == "ShardByStream" || e.op == "select");
+}
+
 } // namespace
+
+std::vector<Expr> BlockBuilder::exprsWithoutWriteViews() const {
+  // In host IR a slice view whose output another statement then writes (a
+  // Communication's output, a matmul's) names where that statement writes:
+  // it is no data flow into the slice, and keeping it would define the
+  // slice twice.
+  if (kind_ != BlockKind::HostIr)
+    return exprs_;
+  std::set<TensorNum> written;
+  for (const Expr &e : exprs_)
+    if (!isSliceView(e))
+      written.insert(e.outputs.begin(), e.outputs.end());
+  std::vector<Expr> kept;
+  for (const Expr &e : exprs_)
+    if (!isSliceView(e) || e.outputs.size() != 1 || !written.count(e.outputs[0]))
+      kept.push_back(e);
+  return kept;
+}
 
 std::string BlockBuilder::idStr(IdNum n) const {
   auto it = ids_.find(n);
@@ -352,7 +376,54 @@ void BlockBuilder::inferInputsAndOutputs(Fusion &f) const {
         f.outputs.push_back(t);
 }
 
-Fusion BlockBuilder::build() const {
+std::set<TensorNum> BlockBuilder::orphanTensors(const std::vector<Expr> &exprs) const {
+  // Tensors no kept statement and no input/output list names: the slice a
+  // dropped write view read, or the output of a statement a paste cut off.
+  std::set<TensorNum> named;
+  for (const Expr &e : exprs) {
+    named.insert(e.outputs.begin(), e.outputs.end());
+    for (TensorNum t : e.tensorInputs())
+      named.insert(t);
+  }
+  for (const auto *list : {&inputs_, &outputs_})
+    if (*list)
+      named.insert((*list)->begin(), (*list)->end());
+  std::set<TensorNum> orphans;
+  for (const auto &[num, facts] : tensors_)
+    if (!named.count(num))
+      orphans.insert(num);
+  return orphans;
+}
+
+std::set<IdNum> BlockBuilder::idsOf(const std::set<TensorNum> &tensors) const {
+  // Every ID of the tensors' domains, closed over the transforms joining them.
+  std::set<IdNum> ids;
+  for (TensorNum t : tensors) {
+    const TensorFacts &facts = tensors_.at(t);
+    ids.insert(facts.print.loop.begin(), facts.print.loop.end());
+    if (facts.domains)
+      for (const auto *d :
+           {&facts.domains->root, &facts.domains->logical, &facts.domains->allocation})
+        ids.insert(d->begin(), d->end());
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Transform &t : transforms_) {
+      bool touches = false;
+      for (const auto *side : {&t.inputs, &t.outputs})
+        for (IdNum id : *side)
+          touches |= ids.count(id) > 0;
+      if (!touches)
+        continue;
+      for (const auto *side : {&t.inputs, &t.outputs})
+        for (IdNum id : *side)
+          grew |= ids.insert(id).second;
+    }
+  }
+  return ids;
+}
+
+Fusion BlockBuilder::build(bool cut) const {
   checkNoCycles();
   for (const auto &[num, facts] : tensors_) {
     if (!facts.domains)
@@ -361,18 +432,34 @@ Fusion BlockBuilder::build() const {
     checkDerived(facts);
   }
 
+  std::vector<Expr> exprs = exprsWithoutWriteViews();
+  // Host IR and cut pastes may leave tensors nothing names (see
+  // orphanTensors); they, and the IDs only they use, are left out.
+  std::set<TensorNum> orphans;
+  if (kind_ == BlockKind::HostIr || (cut && kind_ != BlockKind::TransformsOnly))
+    orphans = orphanTensors(exprs);
+  std::set<TensorNum> kept;
+  for (const auto &[num, facts] : tensors_)
+    if (!orphans.count(num))
+      kept.insert(num);
+  std::set<IdNum> keptIds = orphans.empty() ? std::set<IdNum>{} : idsOf(kept);
+  auto keepId = [&](IdNum id) { return orphans.empty() || keptIds.count(id) > 0; };
+
   Fusion f;
   f.kind = kind_;
   f.loc = loc_;
   for (const auto &[num, id] : ids_) {
+    if (!keepId(num))
+      continue;
     IterDomain copy = id;
     f.addIterDomain(std::move(copy));
   }
   for (const Transform &t : transforms_)
-    f.addTransform(t);
-  for (const auto &[num, facts] : tensors_)
-    f.addTensor(makeTensorView(facts));
-  for (const Expr &e : exprs_)
+    if (keepId(t.outputs.front()))
+      f.addTransform(t);
+  for (TensorNum t : kept)
+    f.addTensor(makeTensorView(tensors_.at(t)));
+  for (const Expr &e : exprs)
     f.addExpr(e);
   if (inputs_)
     f.inputs = *inputs_;

@@ -73,8 +73,9 @@ public:
   void addGroup(SegmentGroup group) { groups_.push_back(std::move(group)); }
   size_t groupCount() const { return groups_.size(); }
 
-  /// Validates the collected facts and builds the Fusion.
-  Fusion build() const;
+  /// Validates the collected facts and builds the Fusion. `cut`: the input
+  /// ended inside this block (a truncated paste).
+  Fusion build(bool cut = false) const;
 
 private:
   struct TensorFacts {
@@ -98,6 +99,9 @@ private:
                                       const std::set<IdNum> &base) const;
   TensorView makeTensorView(const TensorFacts &facts) const;
   void inferInputsAndOutputs(Fusion &f) const;
+  std::vector<Expr> exprsWithoutWriteViews() const;
+  std::set<TensorNum> orphanTensors(const std::vector<Expr> &exprs) const;
+  std::set<IdNum> idsOf(const std::set<TensorNum> &tensors) const;
 
   BlockKind kind_;
   SourceLoc loc_;

@@ -14,6 +14,16 @@ namespace {
 bool isExpectLine(std::string_view line) {
   return trim(line).substr(0, 9) == "// EXPECT";
 }
+
+/// The length of a torchrun line prefix `[rank0]:` (0 if none).
+size_t rankPrefixLength(std::string_view line) {
+  if (line.substr(0, 5) != "[rank")
+    return 0;
+  size_t i = 5;
+  while (i < line.size() && isDigit(line[i]))
+    ++i;
+  return i > 5 && line.substr(i, 2) == "]:" ? i + 2 : 0;
+}
 } // namespace
 
 bool isInlineSpace(char c) {
@@ -63,10 +73,14 @@ Source::Source(std::string_view text, std::string file) : text_(text), file_(std
   // A UTF-8 byte-order mark (editors on Windows add one) is blank space.
   if (text_.compare(0, 3, "\xEF\xBB\xBF") == 0)
     text_.replace(0, 3, "   ");
-  // Blank the expectation lines in place: offsets and columns stay valid.
-  for (size_t line = 0; line < lineCount(); ++line)
+  // Blank the expectation lines and torchrun's `[rankN]:` line prefixes in
+  // place: offsets and columns stay valid.
+  for (size_t line = 0; line < lineCount(); ++line) {
     if (isExpectLine(lineText(line)))
       std::fill(text_.begin() + lineStart(line), text_.begin() + lineEnd(line), ' ');
+    size_t prefix = rankPrefixLength(lineText(line));
+    std::fill(text_.begin() + lineStart(line), text_.begin() + lineStart(line) + prefix, ' ');
+  }
 }
 
 size_t Source::lineEnd(size_t line) const {

@@ -2,8 +2,9 @@
 // and a cursor that scans it byte by byte and throws located InputErrors.
 //
 // Source owns a copy of the input in which every `// EXPECT` line (golden-test
-// expectations) is blanked out with spaces, so no parser ever sees one while
-// offsets, lines and columns stay those of the original text. Columns count
+// expectations) and every torchrun line prefix (`[rank0]:`) is blanked out
+// with spaces, so no parser ever sees one while offsets, lines and columns
+// stay those of the original text. Columns count
 // bytes from 1.
 //
 // This file knows nothing about nvFuser's syntax; see Parser.h for that.

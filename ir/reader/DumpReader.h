@@ -12,12 +12,20 @@
 // A block without an `Inputs:`/`Outputs:` header (a bare `%kernel {`) gets as
 // inputs the tensors its expressions use but never define, and as outputs
 // those they define but never use. Host IR lines that only manage memory,
-// streams or control flow (ALLOCATE, Wait, FOR, PostOnStream, P2P sends, ...)
-// are accepted and skipped.
+// streams or control flow (ALLOCATE, Wait, FOR, IF, PostOnStream, P2P sends,
+// ...) are accepted and skipped; a Communication inside a FOR loop (nested by
+// indentation) carries the loop header in its `host_loop` attribute.
 //
-// Lines starting with `// EXPECT` (golden-test expectations) are skipped.
-// Malformed input throws InputError located at FILE:LINE:COL naming what was
-// expected; nothing partial is returned. Error codes: `parse` (syntax or
+// A statement quoted by an nvFuser assert message (`... Given: T6_l[...] =
+// Op(...)`) forms a fusion of its own.
+//
+// Lines starting with `// EXPECT` (golden-test expectations) and torchrun's
+// `[rankN]:` line prefixes are skipped. Malformed input throws InputError
+// located at FILE:LINE:COL naming what was expected. Input that ends early
+// (the failure is followed by blanks only: a paste cut mid-statement or
+// inside a block) is no error: every complete statement is kept and
+// Document::truncated says where and why the input ends; the caller must
+// report the analysis as partial. Error codes: `parse` (syntax or
 // structure), `inconsistent` (two prints of one IterDomain, tensor or
 // transform disagree), `no-fusion` (no block in the file), `io` (unreadable
 // file). This reader does not lint or check.

@@ -1,8 +1,16 @@
 // Block detection and the line loops of each block kind: `%kernel_math {`
 // and `%kernel {` (with their `Inputs:`/`Outputs:` header and optional
-// TransformPrinter section), `%HostIrContainer {`, segmented fusions
-// (`Segmented_Fusion Dump:` ... `} //Segmented_Fusion`) and transforms-only
-// sections. Text outside blocks is skipped. See Parser.h.
+// TransformPrinter section; old ones close with a bare `}`),
+// `%HostIrContainer {` (the July-2024 `HOST IRS:` ... `END.` layout too, with
+// loop and branch scopes tracked by indentation), segmented fusions
+// (`Segmented_Fusion Dump:` ... `} //Segmented_Fusion`, or their group
+// details pasted alone) and transforms-only sections (after a
+// `TransformPrinter :` line or not). Text outside blocks is skipped. Where
+// the input ends early the parse stops and Parser::truncationOf decides
+// whether it was cut (kept, marked) or malformed (an error).
+//
+// This file does not decide what a construct means for the checker: a
+// Communication in a loop only carries its loop's header (kHostLoopAttr).
 #include "ir/reader/Parser.h"
 
 #include <algorithm>
@@ -20,7 +28,7 @@ constexpr std::string_view kCompleteFusionCloser = "} // {Re-written complete fu
 
 /// Host IR statements that manage streams, memory, control flow or launches:
 /// accepted and skipped (the computation they schedule is printed elsewhere).
-constexpr std::array<std::string_view, 18> kHostSkipped{"Wait",
+constexpr std::array<std::string_view, 19> kHostSkipped{"Wait",
                                                         "FOR",
                                                         "IF",
                                                         "ELSE",
@@ -36,7 +44,7 @@ constexpr std::array<std::string_view, 18> kHostSkipped{"Wait",
                                                         "StartCoalescing",
                                                         "EndCoalescing",
                                                         "ALLOCATE",
-                                                        "HirAliasSelect",
+                                                        "ShareMemHandles",
                                                         "Allocate"};
 
 bool startsWith(std::string_view s, std::string_view prefix) {
@@ -65,8 +73,39 @@ int64_t leadingTensorNumber(std::string_view s) {
 }
 
 bool isStrayCloser(std::string_view t) {
-  return t == kKernelCloser || t == kMathCloser || t == kHostCloser || t == kSegmentedCloser ||
-         startsWith(t, "TransformPrinter :");
+  return t == kKernelCloser || t == kMathCloser || t == kHostCloser || t == kSegmentedCloser;
+}
+
+/// `TransformPrinter :` (any spacing before the colon).
+bool isTransformPrinterHeader(std::string_view t) {
+  if (!startsWith(t, "TransformPrinter"))
+    return false;
+  std::string_view rest = trim(t.substr(16));
+  return !rest.empty() && rest.front() == ':' && trim(rest.substr(1)).empty();
+}
+
+/// A line that ends an `Inputs:` entry list although it is indented (a
+/// torchrun `[rank0]:` prefix indents every line).
+bool endsEntryList(std::string_view trimmed) {
+  return trimmed == "Outputs:" || trimmed == "Inputs:" || startsWith(trimmed, "%");
+}
+
+/// Where the statement quoted by an assert message (`... Given: T6_l[...]
+/// = Op(...)`) starts in a trimmed line, if the line quotes one.
+std::optional<size_t> assertedStatementOffset(std::string_view t) {
+  size_t at = t.find("Given: T");
+  if (at == std::string_view::npos || !isTensorName(t.substr(at + 7)) ||
+      t.find(" = ", at) == std::string_view::npos)
+    return std::nullopt;
+  return at + 7;
+}
+
+/// The number of columns a line is indented by.
+size_t indentOf(std::string_view line) {
+  size_t n = 0;
+  while (n < line.size() && isInlineSpace(line[n]))
+    ++n;
+  return n;
 }
 
 bool isDtypeChar(char c) {
@@ -76,8 +115,13 @@ bool isDtypeChar(char c) {
 } // namespace
 
 Document Parser::run() {
-  while (!c_.atEnd())
-    parseTopLevelLine();
+  std::optional<InputEnd> truncated;
+  try {
+    while (!c_.atEnd())
+      parseTopLevelLine();
+  } catch (const InputError &e) {
+    truncated = truncationOf(e); // Rethrows malformed input.
+  }
   if (blocks_.empty())
     throwInputError("no-fusion",
                     "no nvFuser block found: expected '%kernel {', '%kernel_math {', "
@@ -86,8 +130,32 @@ Document Parser::run() {
   Document doc;
   doc.file = src_.file();
   for (const auto &block : blocks_)
-    doc.fusions.push_back(block->build());
+    doc.fusions.push_back(block->build(truncated && block == blocks_.back()));
+  doc.truncated = std::move(truncated);
   return doc;
+}
+
+InputEnd Parser::truncationOf(const InputError &e) const {
+  // A paste cut short fails where the text ends: mid-statement, or inside a
+  // block whose closer never comes. Only blanks follow the failure then;
+  // anything else after it is malformed input, which stays an error.
+  const Diagnostic &d = e.diagnostic();
+  if (d.code != kParseError || blocks_.empty())
+    throw e;
+  size_t offset = src_.size();
+  if (d.loc.line >= 1 && static_cast<size_t>(d.loc.line) <= src_.lineCount())
+    offset = std::min(src_.size(), src_.lineStart(d.loc.line - 1) + d.loc.column - 1);
+  if (!trim(src_.text().substr(offset)).empty())
+    throw e;
+  // The statement being read is dropped (nothing of it was noted as an
+  // expression); report at the start of the line it began on.
+  size_t line = src_.lineOf(std::min(offset, src_.size() ? src_.size() - 1 : 0));
+  while (line > 0 && src_.trimmedLine(line).empty())
+    --line;
+  return InputEnd{src_.loc(src_.lineStart(line)),
+                  "the input ends early (" + d.message +
+                      "): the complete statements before this line are checked; what the "
+                      "dump would have said from here on is not"};
 }
 
 BlockBuilder &Parser::newBlock(BlockKind kind, size_t offset) {
@@ -120,6 +188,16 @@ void Parser::parseTopLevelLine() {
     return parseHostIr();
   if (startsWith(t, "Segmented_Fusion"))
     return parseSegmented();
+  if (startsWith(t, "group details:")) {
+    // A pasted fragment: the group details of a segmented fusion alone.
+    c_.skipSpaces();
+    newBlock(BlockKind::SegmentedFusion, c_.pos());
+    return parseGroupDetails(true);
+  }
+  if (isTransformPrinterHeader(t) && isStandaloneTransformsStart(line + 1)) {
+    c_.nextLine(); // A TransformPrinter section pasted on its own.
+    return parseStandaloneTransforms();
+  }
   if (t == "Inputs:" && ioHeaderLeadsToBlock(line))
     return parseIoHeaderAndBlock();
   if (isStandaloneTransformsStart(line))
@@ -127,6 +205,13 @@ void Parser::parseTopLevelLine() {
   if (isStrayCloser(t)) {
     c_.skipSpaces();
     c_.fail("'" + excerpt(t, 40) + "' without a block it closes");
+  }
+  if (auto given = assertedStatementOffset(t)) {
+    // nvFuser's assert messages print the offending statement after
+    // `Given: `; a user pastes exactly that, and it is one fusion.
+    c_.setPos(static_cast<size_t>(t.data() - src_.text().data()) + *given);
+    newBlock(BlockKind::Kernel, c_.pos());
+    parseStatement(false);
   }
   c_.nextLine(); // Unrelated log text.
 }
@@ -139,7 +224,8 @@ std::optional<BlockKind> Parser::ioHeaderLeadsToBlock(size_t line) const {
   size_t n = src_.lineCount(), i = line + 1;
   auto entry = [&](size_t l) {
     std::string_view text = src_.lineText(l);
-    return !text.empty() && isInlineSpace(text[0]) && !trim(text).empty();
+    return !text.empty() && isInlineSpace(text[0]) && !trim(text).empty() &&
+           !endsEntryList(trim(text));
   };
   while (i < n && entry(i))
     ++i;
@@ -180,7 +266,7 @@ std::vector<TensorNum> Parser::parseIoEntries() {
   std::vector<TensorNum> tensors;
   while (!c_.atEnd()) {
     std::string_view text = src_.lineText(curLine());
-    if (text.empty() || !isInlineSpace(text[0]) || trim(text).empty())
+    if (text.empty() || !isInlineSpace(text[0]) || trim(text).empty() || endsEntryList(trim(text)))
       break;
     parseIoEntry(tensors);
     c_.nextLine();
@@ -219,8 +305,9 @@ void Parser::failUnclosed(const std::string &closer, const SourceLoc &open) cons
 
 void Parser::expectCloser(std::string_view trimmed, const std::string &closer,
                           const SourceLoc &open) {
-  // Old dumps close `%kernel {` with a bare `}`.
-  if (trimmed == closer || (closer == kKernelCloser && trimmed == "}"))
+  // Old dumps (and July-2024 host units) close `%kernel {` and
+  // `%kernel_math {` with a bare `}`.
+  if (trimmed == closer || trimmed == "}")
     return;
   c_.fail("expected '" + closer + "' to close the block opened at " + open.str() + ", found '" +
           excerpt(trimmed, 40) + "'");
@@ -261,7 +348,7 @@ void Parser::parseKernelBody(const std::string &closer, const SourceLoc &open) {
       if (!c_.atLineEnd())
         c_.failExpected("end of line after 'TransformPrinter :'");
       return parseTransformPrinter(closer, open);
-    } else if (atTensorStart()) {
+    } else if (atStatementStart()) {
       parseStatement(false);
       c_.nextLine();
     } else if (isScalarStatement(t)) {
@@ -307,24 +394,69 @@ void Parser::parseHostIr() {
   if (!c_.atLineEnd())
     c_.failExpected("end of line after the %HostIrContainer signature");
   c_.nextLine();
+  hostScopes_.clear();
   SourceLoc openLoc = c_.locAt(open);
-  std::string closer(kHostCloser);
   while (true) {
     if (c_.atEnd())
-      failUnclosed(closer, openLoc);
-    std::string_view t = curTrimmed();
-    c_.skipSpaces();
-    if (t.empty()) {
-      c_.nextLine();
-    } else if (t.front() == '}') {
-      if (t != "}" && t != kHostCloser)
-        c_.failExpected("'" + closer + "' to close the block opened at " + openLoc.str());
-      c_.nextLine();
+      failUnclosed(std::string(kHostCloser), openLoc);
+    if (!parseHostBodyLine(openLoc))
       return;
-    } else {
-      parseHostLine();
-    }
   }
+}
+
+bool Parser::parseHostBodyLine(const SourceLoc &openLoc) {
+  std::string_view t = curTrimmed();
+  c_.skipSpaces();
+  if (t.empty()) {
+    c_.nextLine();
+  } else if (t.front() == '}' || t == "END.") {
+    // `} // %HostIrContainer`; July-2024 containers end with `END.`.
+    if (t != "}" && t != kHostCloser && t != "END.")
+      c_.failExpected("'" + std::string(kHostCloser) + "' to close the block opened at " +
+                      openLoc.str());
+    c_.nextLine();
+    return false;
+  } else if (startsWith(t, "HOST IRS:")) {
+    // July 2024: `%HostIrContainer {`, a blank line, then the signature.
+    c_.advance(9);
+    c_.skipSpaces();
+    parseHostSignature();
+    c_.skipSpaces();
+    if (!c_.atLineEnd())
+      c_.failExpected("end of line after the HOST IRS signature");
+    c_.nextLine();
+  } else {
+    noteHostScope();
+    parseHostLine();
+  }
+  return true;
+}
+
+void Parser::noteHostScope() {
+  // Host IR nests loop and branch bodies by indentation: a line closes every
+  // scope indented as deep as it or deeper.
+  size_t indent = indentOf(src_.lineText(curLine()));
+  while (!hostScopes_.empty() && hostScopes_.back().indent >= indent)
+    hostScopes_.pop_back();
+  std::string_view t = curTrimmed();
+  bool loop = startsWith(t, "FOR ");
+  if (loop || startsWith(t, "IF ") || startsWith(t, "ELSE")) {
+    // The header without its `:` and without characters a Communication
+    // field value cannot hold (it is kept as one, see parseCommunication).
+    std::string header(
+        t.substr(0, t.rfind(':') == std::string_view::npos ? t.size() : t.rfind(':')));
+    for (char &ch : header)
+      if (ch == ',' || ch == '(' || ch == ')')
+        ch = ' ';
+    hostScopes_.push_back(HostScope{indent, loop, std::string(trim(header))});
+  }
+}
+
+std::optional<std::string> Parser::enclosingHostLoop() const {
+  for (auto it = hostScopes_.rbegin(); it != hostScopes_.rend(); ++it)
+    if (it->loop)
+      return it->header;
+  return std::nullopt;
 }
 
 void Parser::parseHostSignature() {
@@ -372,23 +504,41 @@ void Parser::parseHostLine() {
       c_.failExpected("end of line after '%kernel {'");
     return parseKernelBody(std::string(kKernelCloser), c_.locAt(open));
   }
-  if (atTensorStart()) {
+  if (atStatementStart()) {
     parseStatement(true);
     return c_.nextLine();
   }
   Cursor look = c_;
   std::string_view word = look.parseIdentifier();
   look.skipSpaces();
-  if (word == "Communication" && isDigit(look.peek())) {
+  if ((word == "Communication" || word == "CollectivePermute") && isDigit(look.peek())) {
     parseCommunication();
     return c_.nextLine();
   }
+  if (startsWith(word, "HostUnit"))
+    return parseHostUnitHeader();
   if (std::find(kHostSkipped.begin(), kHostSkipped.end(), word) != kHostSkipped.end() ||
-      startsWith(word, "HostUnit") || isScalarStatement(curTrimmed()))
+      isScalarStatement(curTrimmed()))
     return c_.nextLine();
   c_.failExpected("a host IR statement (an expression, 'Communication N (...)', 'Wait', "
                   "'FOR', 'PostOnStream', ...) or '" +
                   std::string(kHostCloser) + "'");
+}
+
+void Parser::parseHostUnitHeader() {
+  // `HostUnit0: Inputs={...} -> Outputs={...}`, which nvFuser sometimes
+  // prints glued to the `Inputs:` list of the kernel print that follows
+  // (`... }Inputs:`); the lists repeat what the kernel says.
+  std::string_view t = curTrimmed();
+  bool gluedLists = t.size() >= 7 && t.substr(t.size() - 7) == "Inputs:";
+  c_.nextLine();
+  if (!gluedLists)
+    return;
+  std::vector<TensorNum> ignored = parseIoEntries();
+  c_.skipSpaces();
+  c_.expect("Outputs:", "after the 'Inputs:' list of the host unit");
+  c_.nextLine();
+  ignored = parseIoEntries();
 }
 
 // --- Segmented fusions ---
@@ -427,7 +577,7 @@ bool Parser::parseSegmentedLine() {
   } else if (startsWith(t, "groups:") || startsWith(t, "edges:")) {
     skipToGroupDetails();
   } else if (startsWith(t, "group details:")) {
-    parseGroupDetails();
+    parseGroupDetails(false);
     return false;
   } else if (t == kSegmentedCloser) {
     c_.nextLine();
@@ -451,9 +601,12 @@ void Parser::skipToGroupDetails() {
   }
 }
 
-void Parser::parseGroupDetails() {
+void Parser::parseGroupDetails(bool fragment) {
+  // A fragment (the group details pasted alone) may end after any group.
   c_.nextLine();
   while (true) {
+    if (c_.atEnd() && fragment)
+      return;
     if (c_.atEnd())
       failUnclosed(std::string(kSegmentedCloser), cur_->loc());
     std::string_view t = curTrimmed();
@@ -527,6 +680,8 @@ void Parser::parseGroup() {
     }
     if (t.empty()) {
       listMode = false; // The expressions follow the lists after blank lines.
+    } else if (startsWith(t, "group id:")) {
+      // `group id: 6` (since 2024): the group's number, informational.
     } else if (t == "inputs:" || t == "outputs:") {
       listMode = true;
     } else if (t.front() == '(') {

@@ -30,9 +30,10 @@ constexpr std::array<std::string_view, 18> kBinaryOperators{
     "-",  "*",  "/",  "%",  ">",  "<",  "&",  "|",  "^"};
 
 /// Host IR statements `T = NAME(...)` that only manage memory or streams.
-constexpr std::array<std::string_view, 6> kHostOnlyRhs{"ALLOCATE",       "ShardByStream",
-                                                       "HirAliasSelect", "GetCurrentStream",
-                                                       "Deallocate",     "LaunchKernel"};
+/// (`HirAliasSelect` and `ShardByStream` name a slice of a tensor: they read
+/// as ops without a data rule, like `select`.)
+constexpr std::array<std::string_view, 4> kHostOnlyRhs{"ALLOCATE", "GetCurrentStream", "Deallocate",
+                                                       "LaunchKernel"};
 
 constexpr std::array<std::string_view, 9> kLoadStoreOps{"LdMatrix",
                                                         "LdMatrixTranspose",
@@ -129,7 +130,6 @@ OpKind kindOfCall(std::string_view name, bool hasOtherArgs) {
   return pointwise && hasOtherArgs ? OpKind::Other : kind;
 }
 
-
 std::string lower(std::string s) {
   for (char &ch : s)
     if (ch >= 'A' && ch <= 'Z')
@@ -147,8 +147,11 @@ void Parser::failAfter(size_t offset, bool crossedLine, const std::string &what)
   c_.failExpected(what);
 }
 
-std::optional<size_t> Parser::parseStatement(bool hostIr) {
-  size_t start = c_.pos();
+std::vector<TensorNum> Parser::parseStatementOutputs() {
+  // `T2_... =`, or `( T19_..., T20_... ) =` for ops with several outputs.
+  bool parenthesized = c_.accept("(");
+  if (parenthesized)
+    c_.skipBlank();
   std::vector<TensorNum> outputs;
   while (true) {
     outputs.push_back(parseTensor().number);
@@ -160,10 +163,37 @@ std::optional<size_t> Parser::parseStatement(bool hostIr) {
         c_.failExpected("another output tensor after ','");
       continue;
     }
-    if (c_.peek() == '=' && c_.peek(1) != '=')
-      break;
-    failAfter(after, crossed, "'=' after the output T" + std::to_string(outputs.back()));
+    if (parenthesized && c_.accept(")")) {
+      parenthesized = false;
+      after = c_.pos();
+      crossed = c_.skipBlank();
+    }
+    if (!parenthesized && c_.peek() == '=' && c_.peek(1) != '=')
+      return outputs;
+    failAfter(after, crossed,
+              parenthesized ? "',' or ')' after the output T" + std::to_string(outputs.back())
+                            : "'=' after the output T" + std::to_string(outputs.back()));
   }
+}
+
+void Parser::skipHostOnlyStatement() {
+  // Memory and stream management: nothing to check. Pastes wrap long
+  // statements, so a `)` alone on the next line closes this one.
+  int open = 0;
+  while (!c_.atLineEnd()) {
+    open += c_.peek() == '(' ? 1 : c_.peek() == ')' ? -1 : 0;
+    c_.advance();
+  }
+  size_t next = curLine() + 1;
+  if (open > 0 && next < src_.lineCount() && src_.trimmedLine(next) == ")") {
+    c_.nextLine();
+    c_.skipToLineEnd();
+  }
+}
+
+std::optional<size_t> Parser::parseStatement(bool hostIr) {
+  size_t start = c_.pos();
+  std::vector<TensorNum> outputs = parseStatementOutputs();
   c_.advance(); // '='
   c_.skipBlank();
   std::string outName = "T" + std::to_string(outputs.front());
@@ -171,7 +201,7 @@ std::optional<size_t> Parser::parseStatement(bool hostIr) {
     Cursor look = c_;
     std::string_view name = look.parseIdentifier();
     if (contains(kHostOnlyRhs, name)) {
-      c_.skipToLineEnd(); // Memory and stream management: nothing to check.
+      skipHostOnlyStatement();
       return std::nullopt;
     }
   }
@@ -188,8 +218,21 @@ Rhs Parser::parseRhs(const std::string &outName) {
   Rhs rhs;
   rhs.opOffset = start;
   char ch = c_.peek();
-  if (atTensorStart())
-    return parseInlineRest(parseOperand());
+  if (atTensorStart()) {
+    CallArg first = parseOperand();
+    Cursor afterOperand = c_;
+    c_.skipSpaces();
+    if (c_.accept(";")) {
+      // 2023 dumps print a plain copy as `T12_l[...] = T0_g[...];`.
+      rhs.form = Rhs::Form::Call;
+      rhs.op = "Set";
+      rhs.args.push_back(std::move(first));
+      rhs.semicolon = true;
+      return rhs;
+    }
+    c_ = afterOperand;
+    return parseInlineRest(std::move(first));
+  }
   if ((ch == '-' || ch == '!' || ch == '~') && c_.peek(1) == 'T') {
     rhs.form = Rhs::Form::Prefix;
     rhs.op = std::string(1, ch);
@@ -570,18 +613,27 @@ void Parser::parseCommunicationField(const std::string &key, Expr &e) {
 }
 
 void Parser::parseCommunication() {
+  // `Communication N (type=T, ...)`, or since 2026 `CollectivePermute N
+  // (team=(...), send_peer=P, recv_peer=Q, ...)`, which names its type.
   size_t start = c_.pos();
-  c_.expect("Communication", "");
+  bool permute = c_.accept("CollectivePermute");
+  if (!permute)
+    c_.expect("Communication", "");
   c_.skipSpaces();
   Expr e;
   e.kind = OpKind::Communication;
   e.loc = c_.locAt(start);
   e.communication = CommunicationInfo{};
+  if (permute) {
+    e.communication->type = CollectiveType::CollectivePermute;
+    e.op = collectiveTypeName(CollectiveType::CollectivePermute);
+  }
   e.communication->number = parseSmallInt("communication number");
-  std::string name = "Communication " + std::to_string(e.communication->number);
+  std::string name = (permute ? "CollectivePermute " : "Communication ") +
+                     std::to_string(e.communication->number);
   c_.skipSpaces();
   c_.expect("(", "after '" + name + "'");
-  bool sawType = false, sawTeam = false;
+  bool sawType = permute, sawTeam = false;
   while (true) {
     c_.skipSpaces();
     std::string key(c_.parseIdentifier());
@@ -604,7 +656,12 @@ void Parser::parseCommunication() {
     c_.failAt(start, name + " has no '" + (sawType ? "team" : "type") + "=' field");
   if (e.inputs.empty() || e.outputs.empty())
     c_.failAt(start, name + " has no '" + (e.inputs.empty() ? "input" : "output") + "=' field");
+  if (auto loop = enclosingHostLoop())
+    e.attrs.emplace_back(kHostLoopAttr, *loop);
   c_.skipSpaces();
+  // Before July 2024 the Wait that follows was printed on the same line.
+  if (c_.startsWith("Wait"))
+    c_.skipToLineEnd();
   if (!c_.atLineEnd())
     c_.failExpected("end of line after " + name);
   cur_->noteExpr(std::move(e));

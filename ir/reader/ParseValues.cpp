@@ -61,6 +61,17 @@ bool Parser::atTensorStart() const {
   return c_.peek(n) == '_';
 }
 
+bool Parser::atStatementStart() const {
+  if (atTensorStart())
+    return true;
+  if (c_.peek() != '(')
+    return false;
+  Cursor look = c_;
+  look.advance();
+  look.skipSpaces();
+  return look.peek() == 'T' && isDigit(look.peek(1));
+}
+
 bool Parser::atIterDomainStart() const {
   if (!parseIterTypeLetter(c_.peek()))
     return false;

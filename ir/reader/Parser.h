@@ -60,6 +60,8 @@ public:
 private:
   // --- Values (ParseValues.cpp) ---
   bool atTensorStart() const;
+  /// A tensor, or `( T...` opening the outputs of a multi-output statement.
+  bool atStatementStart() const;
   bool atIterDomainStart() const;
   Extent parseExtent(int depth = 0);
   Extent parseExtentSum(int depth);
@@ -80,6 +82,8 @@ private:
 
   // --- Expressions (ParseExprs.cpp) ---
   std::optional<size_t> parseStatement(bool hostIr);
+  std::vector<TensorNum> parseStatementOutputs();
+  void skipHostOnlyStatement();
   Rhs parseRhs(const std::string &outName);
   Rhs parseCallRest(Rhs rhs, size_t start);
   Rhs parseInlineRest(CallArg lhs);
@@ -115,6 +119,9 @@ private:
   void expectKeyword(std::string_view word, const std::string &context);
 
   // --- Blocks (ParseBlocks.cpp) ---
+  /// The truncation an InputError shows (the failure is followed by blanks
+  /// only); rethrows it when it shows malformed input instead.
+  InputEnd truncationOf(const InputError &e) const;
   size_t curLine() const { return src_.lineOf(c_.pos()); }
   std::string_view curTrimmed() const { return src_.trimmedLine(curLine()); }
   BlockBuilder &newBlock(BlockKind kind, size_t offset);
@@ -132,11 +139,15 @@ private:
   void parseHostIr();
   void parseHostSignature();
   std::vector<TensorNum> parseValueList();
+  bool parseHostBodyLine(const SourceLoc &openLoc);
+  void noteHostScope();
+  std::optional<std::string> enclosingHostLoop() const;
   void parseHostLine();
+  void parseHostUnitHeader();
   void parseSegmented();
   bool parseSegmentedLine();
   void skipToGroupDetails();
-  void parseGroupDetails();
+  void parseGroupDetails(bool fragment);
   void parseGroup();
   SegmentGroup parseGroupHeader();
   void parseExprNumber(const SegmentGroup &group);
@@ -150,6 +161,13 @@ private:
   std::vector<std::unique_ptr<BlockBuilder>> blocks_;
   BlockBuilder *cur_ = nullptr;
   int extentOperators_ = 0; ///< In the extent being read (noteExtentOperator).
+  /// Host IR loops and branches enclosing the current line (by indentation).
+  struct HostScope {
+    size_t indent = 0;
+    bool loop = false;  ///< FOR (IF/ELSE are branches).
+    std::string header; ///< `FOR StreamIdx in iStreamIdx2{i0}`.
+  };
+  std::vector<HostScope> hostScopes_;
 };
 
 } // namespace shardcheck::reader

@@ -299,6 +299,10 @@ FileOutput checkFile(const std::string &path, const Options &o, DocumentChecker 
   }
   DocumentReport report = checker.check(doc);
   summary.addDocument(report);
+  if (report.truncated) {
+    r.partial = true;
+    r.add(*report.truncated);
+  }
   for (const FusionReport &fr : report.fusions)
     addFusion(o, doc.fusions[fr.index], fr, r, writeFailed);
   return r;

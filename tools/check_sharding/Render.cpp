@@ -201,6 +201,7 @@ nlohmann::json fileJson(const FileOutput &file) {
     edges.push_back(edgeJson(fi, v));
   return {{"file", file.file},
           {"readable", !file.unreadable},
+          {"partial", file.partial},
           {"diagnostics", diags},
           {"edges", edges}};
 }

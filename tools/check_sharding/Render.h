@@ -29,6 +29,7 @@ struct FileOutput {
   std::vector<bool> inJson;
   std::vector<std::pair<size_t, EdgeVerdict>> edges; ///< (fusion index, verdict)
   bool unreadable = false;
+  bool partial = false; ///< A truncated paste: only its complete statements were checked.
 
   void add(Diagnostic d, bool listedInJson = true);
 };

@@ -8,6 +8,10 @@ namespace shardcheck::checksharding {
 void Summary::addDocument(const DocumentReport &report) {
   ++files;
   unreadable += !report.readable();
+  if (report.truncated) {
+    ++partialFiles;
+    addFinding(*report.truncated);
+  }
   for (const FusionReport &f : report.fusions)
     addFusion(f);
 }
@@ -97,6 +101,7 @@ nlohmann::json summaryJson(const Summary &s, const CheckStats &stats, NvfuserRun
           {"lint_errors", s.lintErrors},
           {"lint_warnings", s.lintWarnings},
           {"unreadable_files", s.unreadable},
+          {"partial_files", s.partialFiles},
           {"unchecked_tensors", s.uncheckedTensors},
           {"assumptions", s.assumptions},
           {"edge_cache_hits", stats.edgeCacheHits},
@@ -109,7 +114,7 @@ int exitStatus(const Summary &s) {
     return 2;
   if (s.lintErrors || s.compilerRefuted || s.unsupported || s.refuted)
     return 1;
-  if (s.unknown || s.compilerUnknown || s.uncheckedTensors)
+  if (s.unknown || s.compilerUnknown || s.uncheckedTensors || s.partialFiles)
     return 3;
   return 0;
 }
@@ -130,6 +135,8 @@ void printSummaryText(std::ostream &out, const Summary &s, const CheckStats &sta
     out << "; " << s.uncheckedTensors << " tensor(s) no checked edge computes";
   if (s.unreadable)
     out << "; " << s.unreadable << " unreadable input(s)";
+  if (s.partialFiles)
+    out << "; " << s.partialFiles << " truncated input(s) checked only as far as they go";
   out << "\n";
   if (!s.assumptions.empty()) {
     out << "proofs cover all sizes with:";

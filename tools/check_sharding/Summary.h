@@ -25,6 +25,7 @@ struct Summary {
   size_t compilerConfirmed = 0, compilerRefuted = 0, compilerUnknown = 0, unnecessary = 0;
   size_t lintErrors = 0, lintWarnings = 0, unreadable = 0;
   size_t uncheckedTensors = 0; ///< Tensors no checked edge computes.
+  size_t partialFiles = 0;     ///< Truncated inputs, checked only as far as they go.
   std::set<std::string> assumptions;
 
   /// Counts one checked document (a file the tool read).
