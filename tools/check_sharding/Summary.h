@@ -29,6 +29,8 @@ struct Summary {
 
   /// Counts one checked document (a file the tool read).
   void addDocument(const DocumentReport &report);
+  /// Adds the counts of `other` (another file's, checked apart).
+  void add(const Summary &other);
   /// Counts a file that could not be checked at all (unreadable, or a
   /// --fusion it does not have): `why` is its error.
   void addUnreadableFile(const Diagnostic &why);
