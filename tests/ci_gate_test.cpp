@@ -186,6 +186,14 @@ TEST(CiGateCorpus, BaselineRoundTripOnTheCorpus) {
             std::string::npos)
       << mutated.out;
 
+  // JUnit fails only the new finding's testcase.
+  ToolRun junit = run({"--format", "junit", "--baseline", baseline, dir});
+  EXPECT_EQ(junit.status, 1);
+  EXPECT_NE(junit.out.find("<testsuites name=\"check-sharding\" tests=\""), std::string::npos);
+  EXPECT_NE(junit.out.find("failures=\"1\" errors=\"0\" skipped=\"0\">\n  <testsuite"),
+            std::string::npos)
+      << junit.out.substr(0, 300);
+
   // Fixing a baselined finding reports it gone; the JSON says the same.
   replaceInFile(dir + "/hostir_wrong_team_order.txt", "team=(0 1 3 2)", "team=(0 1 2 3)");
   ToolRun fixed = run({"--format", "json", "--baseline", baseline, dir});
@@ -196,6 +204,35 @@ TEST(CiGateCorpus, BaselineRoundTripOnTheCorpus) {
   EXPECT_EQ(doc["baseline"]["gone"][0]["edge"], "T0 -> T1");
   ASSERT_EQ(doc["baseline"]["new"].size(), 1u);
   EXPECT_EQ(doc["baseline"]["new"][0]["edge"], "T0 -> T2");
+}
+
+TEST(CiGateCorpus, EmptyBaselineGivesTheUsualExitStatus) {
+  // Each finding's own status (Findings.h) agrees with the summary's exit
+  // status: against a baseline that records nothing, every file exits as
+  // without one.
+  std::string empty = shardcheck::testing::tempFile(
+      "ci_gate_test", "empty.baseline.json", "{\"check_sharding_baseline\": 1, \"findings\": []}");
+  // The corpus exits 0 or 1; an output nothing computes is unknown (3), a
+  // malformed dump unreadable (2).
+  std::vector<std::string> files = {
+      shardcheck::testing::tempFile("ci_gate_test", "unknown.txt",
+                                    "Inputs:\n  T0_g_float[iS0{4}] (DeviceMesh{0 1})\nOutputs:\n"
+                                    "  T2_g_float[iS2{4}] (DeviceMesh{0 1})\n\n%kernel {\n"
+                                    "T1_g_float[iS1{4}] (DeviceMesh{0 1})\n"
+                                    "   = Set( T0_g_float[iS0{4}] (DeviceMesh{0 1}), "
+                                    "cache_op=Streaming )\n} // %kernel\n"),
+      shardcheck::testing::tempFile("ci_gate_test", "unreadable.txt",
+                                    "%kernel {\nT1_g_float[iS0{4}\n} // %kernel\n")};
+  for (const auto &entry : fs::directory_iterator(source("corpus")))
+    if (entry.path().extension() == ".txt")
+      files.push_back(entry.path().string());
+  std::set<int> seen;
+  for (const auto &file : files) {
+    int usual = run({file}).status;
+    EXPECT_EQ(run({"--baseline", empty, file}).status, usual) << file;
+    seen.insert(usual);
+  }
+  EXPECT_EQ(seen, (std::set<int>{0, 1, 2, 3}));
 }
 
 TEST(CiGate, BaselineThatIsNotOneIsBadInput) {

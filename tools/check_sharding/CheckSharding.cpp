@@ -471,7 +471,7 @@ void printRun(const Options &o, const RunResult &run, std::ostream &out, std::os
   } else if (o.format == Format::Sarif) {
     out << checksharding::sarifLog(run.files, kVersion, run.status, baseline).dump(2) << "\n";
   } else if (o.format == Format::Junit) {
-    checksharding::printJunit(out, run.files);
+    checksharding::printJunit(out, run.files, baseline);
   } else {
     for (const auto &r : run.files)
       printFileText(out, err, r, o.quiet);

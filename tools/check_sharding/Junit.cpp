@@ -15,7 +15,7 @@ struct TestCase {
   bool unreadable = false;
 };
 
-std::vector<TestCase> testCases(const FileOutput &file) {
+std::vector<TestCase> testCases(const FileOutput &file, const BaselineComparison *comparison) {
   std::vector<TestCase> cases;
   for (const auto &fusion : file.fusions)
     cases.push_back(TestCase{"fusion " + std::to_string(fusion.index) + " (line " +
@@ -26,6 +26,8 @@ std::vector<TestCase> testCases(const FileOutput &file) {
   if (cases.empty())
     cases.push_back(TestCase{"read", {}, {}, true});
   for (const auto &f : file.findings) {
+    if (comparison && !isNewFinding(*comparison, file, f))
+      continue;
     TestCase &c = cases[f.fusion && *f.fusion < cases.size() ? *f.fusion : 0];
     if (f.status == 1)
       c.failures.push_back(&f);
@@ -131,13 +133,14 @@ std::string xmlEscape(const std::string &text) {
   return out;
 }
 
-void printJunit(std::ostream &out, const std::vector<FileOutput> &files) {
+void printJunit(std::ostream &out, const std::vector<FileOutput> &files,
+                const BaselineComparison *comparison) {
   Counts total;
   std::ostringstream suites;
   for (const auto &file : files) {
     Counts counts;
     std::ostringstream body;
-    for (const auto &c : testCases(file)) {
+    for (const auto &c : testCases(file, comparison)) {
       counts.add(c);
       total.add(c);
       printCase(body, file.file, c);
