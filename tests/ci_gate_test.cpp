@@ -11,6 +11,7 @@
 #include "tests/ToolRuns.h"
 #include "tools/check_sharding/CheckSharding.h"
 #include "tools/check_sharding/Junit.h"
+#include "tools/check_sharding/Progress.h"
 #include "tools/check_sharding/Sarif.h"
 
 #include <gtest/gtest.h>
@@ -313,6 +314,20 @@ TEST(CiGateCorpus, ParallelJobsGiveTheSerialOutput) {
   std::string alone = run({seg}).out;
   std::string inRun = serial.out.substr(serial.out.find(seg + ":"));
   EXPECT_EQ(inRun.substr(0, alone.find("\nsummary: ")), alone.substr(0, alone.find("\nsummary: ")));
+}
+
+TEST(CiGate, ProgressLineOnlyForLongRunsOnATerminal) {
+  EXPECT_EQ(checksharding::progressText(40, 200, 3.2),
+            "check-sharding: 40/200 files, 12.5 files/s, about 13 s left");
+  EXPECT_EQ(checksharding::progressText(0, 200, 0), "check-sharding: 0/200 files");
+  // A short run draws nothing, even on a terminal; its output is unchanged.
+  std::istringstream in;
+  std::ostringstream out, err, plainOut, plainErr;
+  std::vector<std::string> args = mixedArgs({});
+  int status = runCheckSharding(args, in, out, err, /*errIsTerminal=*/true);
+  EXPECT_EQ(status, runCheckSharding(args, in, plainOut, plainErr));
+  EXPECT_EQ(out.str(), plainOut.str());
+  EXPECT_EQ(err.str(), plainErr.str());
 }
 
 } // namespace

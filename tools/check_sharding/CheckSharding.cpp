@@ -7,6 +7,7 @@
 #include "tools/check_sharding/Baseline.h"
 #include "tools/check_sharding/Inputs.h"
 #include "tools/check_sharding/Junit.h"
+#include "tools/check_sharding/Progress.h"
 #include "tools/check_sharding/Render.h"
 #include "tools/check_sharding/Sarif.h"
 #include "tools/check_sharding/Summary.h"
@@ -23,6 +24,8 @@
 #include <iterator>
 #include <optional>
 #include <thread>
+
+#include <unistd.h>
 
 namespace shardcheck {
 
@@ -418,7 +421,8 @@ void addStats(CheckStats &total, const CheckStats &s) {
 /// results are in input order whatever the order of checking; `stats` gets
 /// every file's counts added.
 std::vector<CheckedFile> checkInputs(const Options &o, const DocumentOptions &options, size_t jobs,
-                                     CheckStats &stats) {
+                                     CheckStats &stats, std::ostream *progressTo) {
+  checksharding::ProgressLine progress(progressTo, o.inputs.size());
   std::vector<CheckedFile> checked(o.inputs.size());
   std::vector<CheckStats> fileStats(o.inputs.size());
   std::atomic<size_t> next{0};
@@ -427,6 +431,7 @@ std::vector<CheckedFile> checkInputs(const Options &o, const DocumentOptions &op
       DocumentChecker checker(options);
       checked[i] = checkFile(o.inputs[i], o, checker);
       fileStats[i] = checker.stats();
+      progress.fileDone();
     }
   };
   std::vector<std::thread> workers;
@@ -435,6 +440,7 @@ std::vector<CheckedFile> checkInputs(const Options &o, const DocumentOptions &op
   work();
   for (auto &t : workers)
     t.join();
+  progress.finish();
   for (const auto &s : fileStats)
     addStats(stats, s);
   return checked;
@@ -482,7 +488,7 @@ void printRun(const Options &o, const RunResult &run, std::ostream &out, std::os
 }
 
 /// Checks the inputs of parsed options `o`; the exit status.
-int run(const Options &o, std::ostream &out, std::ostream &err) {
+int run(const Options &o, std::ostream &out, std::ostream &err, bool errIsTerminal) {
   std::optional<std::vector<checksharding::BaselineEntry>> baseline;
   if (!o.baseline.empty()) {
     std::string error;
@@ -499,7 +505,7 @@ int run(const Options &o, std::ostream &out, std::ostream &err) {
         PlanOptions{o.planFusion.value_or(0), o.planLowerings, inputText(o.inputs.front())};
   RunResult run;
   std::vector<std::string> writeFailed;
-  for (auto &c : checkInputs(o, options, jobCount(o), run.stats)) {
+  for (auto &c : checkInputs(o, options, jobCount(o), run.stats, errIsTerminal ? &err : nullptr)) {
     run.summary.add(c.summary);
     run.files.push_back(std::move(c.output));
     if (!c.writeFailed.empty())
@@ -524,11 +530,11 @@ int run(const Options &o, std::ostream &out, std::ostream &err) {
 } // namespace
 
 int runCheckSharding(const std::vector<std::string> &args, std::istream &in, std::ostream &out,
-                     std::ostream &err) {
+                     std::ostream &err, bool errIsTerminal) {
   Options o;
   if (auto status = parseArgs(args, o, in, out, err))
     return *status;
-  return run(o, out, err);
+  return run(o, out, err, errIsTerminal);
 }
 
 int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, std::ostream &err) {
@@ -537,7 +543,7 @@ int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, st
 
 int checkShardingMain(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  return runCheckSharding(args, std::cout, std::cerr);
+  return runCheckSharding(args, std::cin, std::cout, std::cerr, isatty(STDERR_FILENO) == 1);
 }
 
 } // namespace shardcheck
