@@ -7,12 +7,15 @@
 //
 // This file does not test verdicts (golden_test.cpp does); it tests what the
 // tool makes of them.
+#include "checker/CheckDocument.h"
+#include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
 #include "tools/check_sharding/CheckSharding.h"
 #include "tools/check_sharding/Junit.h"
 #include "tools/check_sharding/Progress.h"
 #include "tools/check_sharding/Sarif.h"
+#include "tools/check_sharding/Summary.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -328,6 +331,23 @@ TEST(CiGate, ProgressLineOnlyForLongRunsOnATerminal) {
   EXPECT_EQ(status, runCheckSharding(args, in, plainOut, plainErr));
   EXPECT_EQ(out.str(), plainOut.str());
   EXPECT_EQ(err.str(), plainErr.str());
+}
+
+TEST(CiGate, SummariesAddUpAsCountedTogether) {
+  // -j adds every file's summary; it must count what counting the reports
+  // one after another counts (every field, the assumptions too).
+  checksharding::Summary together, added;
+  for (const auto &name : kMixedFiles) {
+    DocumentReport report = checkDocument(readDocumentFile(corpus(name)), DocumentOptions{});
+    together.addDocument(report);
+    checksharding::Summary one;
+    one.addDocument(report);
+    added.add(one);
+  }
+  CheckStats stats;
+  EXPECT_EQ(checksharding::summaryJson(together, stats, NvfuserRuntime{}),
+            checksharding::summaryJson(added, stats, NvfuserRuntime{}));
+  EXPECT_GT(together.compilerRefuted, 0u);
 }
 
 } // namespace
