@@ -25,6 +25,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libz3-dev libboost-graph-dev nlohmann-json3-dev libgtest-dev
   openmpi-bin libopenmpi-dev ccache
+  python3 python3-jsonschema  # tests validate --format sarif against its schema
   clang libclang-rt-dev llvm  # the fuzz build: clang, libFuzzer + sanitizers, llvm-symbolizer
   clang-format                # scripts/dev.sh format-check (CI)
 )

@@ -16,7 +16,7 @@ endif()
 
 set(sweep_suites RandomCrossCheck RandomFusionOracle ExprCrossCheck RemeshSweepFile)
 set(corpus_suites GoldenCorpus PlanCorpusFile PlanCorpusTables ReferenceCorpus LayoutCorpus
-                  ReaderGood ReaderBad OracleRegressions)
+                  ReaderGood ReaderBad OracleRegressions CiGateCorpus)
 
 # Sweep suites run as at most this many gtest shards (GTEST_SHARD_INDEX).
 set(sweep_shards 20)

@@ -2,43 +2,67 @@
 #include "tools/check_sharding/CheckSharding.h"
 
 #include "checker/CheckDocument.h"
+#include "ir/Json.h"
 #include "ir/reader/DumpReader.h"
+#include "tools/check_sharding/Baseline.h"
+#include "tools/check_sharding/Inputs.h"
+#include "tools/check_sharding/Junit.h"
+#include "tools/check_sharding/Progress.h"
 #include "tools/check_sharding/Render.h"
+#include "tools/check_sharding/Sarif.h"
 #include "tools/check_sharding/Summary.h"
 #include "util/Version.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <iterator>
 #include <optional>
+#include <thread>
+
+#include <unistd.h>
 
 namespace shardcheck {
 
 namespace {
 
 using checksharding::addEdge;
+using checksharding::BaselineComparison;
 using checksharding::exitStatus;
-using checksharding::FileOutput;
 using checksharding::fileJson;
+using checksharding::FileOutput;
+using checksharding::Input;
 using checksharding::printFileText;
 using checksharding::printSummaryText;
 using checksharding::Summary;
 using checksharding::summaryJson;
 
-constexpr const char *kUsage = R"(usage: check-sharding [options] FILE...
+constexpr const char *kUsage = R"(usage: check-sharding [options] INPUT...
 
 Reads nvFuser dumps (or shardcheck JSON IR) and, for every producer -> consumer
 edge, proves whether communication is needed and which collective moves exactly
 the right data, or prints a counterexample. Confirms or refutes the compiler's
 own choices (host IR Communications, resharding Sets).
 
+An INPUT is a file, a directory (its .txt, .log and .json files, recursively,
+in path order), - (standard input) or @LIST (the inputs LIST names, one a line).
+
 options:
-  --format text|json   output style (default: text)
+  --format text|json|sarif|junit
+                       output style (default: text); sarif is SARIF 2.1.0,
+                       junit is JUnit XML (docs/ci-gate.md)
+  -j N, --jobs N       check N files at a time (default: the cores); the
+                       output is the same as with -j 1
+  --baseline FILE      exit 1 (or 3) only for findings FILE does not record;
+                       report the recorded ones that are gone
+  --write-baseline FILE
+                       record this run's findings in FILE (docs/ci-gate.md)
+  --emit-ir FILE       write the (one) input as shardcheck JSON IR to FILE
   --timeout-ms N       per-query solver time limit (default: 10000)
   --time-limit S       the whole run's limit in seconds: edges not decided by
                        then are unknown (exit 3), never proved
@@ -65,17 +89,23 @@ bad usage; 3 something unknown and nothing refuted.
 )";
 
 constexpr const char *kVersion = kShardcheckVersion;
-constexpr int64_t kMaxTimeoutMs = 3600 * 1000; ///< One hour per query.
+constexpr int64_t kMaxTimeoutMs = 3600 * 1000;    ///< One hour per query.
 constexpr int64_t kMaxTimeLimitS = 7 * 24 * 3600; ///< A week per run.
 
+enum class Format { Text, Json, Sarif, Junit };
+
 struct Options {
-  bool json = false;
+  Format format = Format::Text;
   bool quiet = false;
-  std::string emitPlan; ///< Plan output file, empty for none.
+  size_t jobs = 0;                     ///< 0: the cores.
+  std::string emitPlan;                ///< Plan output file, empty for none.
+  std::string emitIr;                  ///< JSON IR output file, empty for none.
+  std::string baseline, writeBaseline; ///< Baseline files, empty for none.
   PlanRequest::Lowerings planLowerings = PlanRequest::Lowerings::Checker;
   std::optional<size_t> planFusion;
   CheckOptions check;
-  std::vector<std::string> files;
+  std::vector<std::string> files; ///< As given (Inputs.h expands them).
+  std::vector<Input> inputs;
 };
 
 /// Parses an integer flag value; nullopt when malformed.
@@ -91,6 +121,50 @@ std::optional<int64_t> parseCount(const std::string &s) {
   return v;
 }
 
+/// Reads option `a` when it chooses what the run writes (format, jobs, output
+/// files). Returns nullopt when `a` is another option, else what is wrong
+/// with it ("" when nothing is).
+std::optional<std::string>
+parseOutputOption(const std::string &a, const std::function<std::optional<std::string>()> &value,
+                  Options &o) {
+  static const std::vector<std::pair<const char *, std::string Options::*>> fileFlags = {
+      {"--emit-plan", &Options::emitPlan},
+      {"--emit-ir", &Options::emitIr},
+      {"--baseline", &Options::baseline},
+      {"--write-baseline", &Options::writeBaseline}};
+  for (const auto &[flag, member] : fileFlags) {
+    if (a != flag)
+      continue;
+    auto v = value();
+    if (!v || v->empty())
+      return std::string(flag) + " takes a file name";
+    o.*member = *v;
+    return "";
+  }
+  if (a == "--format") {
+    static const std::vector<std::pair<std::string, Format>> formats = {{"text", Format::Text},
+                                                                        {"json", Format::Json},
+                                                                        {"sarif", Format::Sarif},
+                                                                        {"junit", Format::Junit}};
+    auto v = value();
+    for (const auto &[name, format] : formats)
+      if (v && *v == name) {
+        o.format = format;
+        return "";
+      }
+    return "--format takes 'text', 'json', 'sarif' or 'junit'";
+  }
+  if (a == "-j" || a == "--jobs") {
+    auto v = value();
+    auto n = v ? parseCount(*v) : std::nullopt;
+    if (!n || *n == 0 || *n > 1024)
+      return "-j takes a number of jobs between 1 and 1024";
+    o.jobs = static_cast<size_t>(*n);
+    return "";
+  }
+  return std::nullopt;
+}
+
 /// Reads option `a`, taking its value from `value` where it has one. Returns
 /// what is wrong with it, or "" when it is fine.
 std::string parseOption(const std::string &a,
@@ -99,11 +173,8 @@ std::string parseOption(const std::string &a,
     o.quiet = true;
   } else if (a == "--no-cache") {
     o.check.useEdgeCache = false;
-  } else if (a == "--format") {
-    auto v = value();
-    if (!v || (*v != "text" && *v != "json"))
-      return "--format takes 'text' or 'json'";
-    o.json = *v == "json";
+  } else if (auto outputError = parseOutputOption(a, value, o)) {
+    return *outputError;
   } else if (a == "--timeout-ms") {
     auto v = value();
     auto n = v ? parseCount(*v) : std::nullopt;
@@ -124,11 +195,6 @@ std::string parseOption(const std::string &a,
     if (!n || *n == 0 || *n > 65536)
       return "--devices takes a device count between 1 and 65536";
     o.check.devices = *n;
-  } else if (a == "--emit-plan") {
-    auto v = value();
-    if (!v || v->empty())
-      return "--emit-plan takes a file name";
-    o.emitPlan = *v;
   } else if (a == "--plan-lowerings") {
     auto v = value();
     if (!v || (*v != "checker" && *v != "compiler"))
@@ -161,15 +227,26 @@ std::string parseOption(const std::string &a,
 /// What is wrong with the flags together, or "" when nothing is. Creates
 /// the --smt-dump directory.
 std::string checkCombination(Options &o) {
-  if (o.files.empty())
+  if (o.inputs.empty())
     return "no input files";
-  if (!o.emitPlan.empty() && o.files.size() != 1)
+  if (!o.emitPlan.empty() && o.inputs.size() != 1)
     return "--emit-plan plans one fusion: give exactly one input file";
+  if (!o.emitIr.empty() && o.inputs.size() != 1)
+    return "--emit-ir writes one document: give exactly one input file";
   if (o.emitPlan.empty() && o.planFusion)
     return "--fusion selects the fusion --emit-plan plans";
   std::error_code ec;
-  if (!o.emitPlan.empty() && std::filesystem::equivalent(o.emitPlan, o.files.front(), ec))
-    return "--emit-plan " + o.emitPlan + " is the input file; the plan would overwrite it";
+  struct Written {
+    const char *flag, *what;
+    const std::string &path;
+  };
+  for (const Written &w :
+       {Written{"--emit-plan", "plan", o.emitPlan}, Written{"--emit-ir", "JSON IR", o.emitIr},
+        Written{"--write-baseline", "baseline", o.writeBaseline}})
+    for (const auto &input : o.inputs)
+      if (!w.path.empty() && std::filesystem::equivalent(w.path, input.name, ec))
+        return std::string(w.flag) + " " + w.path + " is the input file " + input.name + "; the " +
+               w.what + " would overwrite it";
   if (!o.check.smtDumpDir.empty()) {
     std::filesystem::create_directories(o.check.smtDumpDir, ec);
     if (ec || !std::filesystem::is_directory(o.check.smtDumpDir))
@@ -180,8 +257,8 @@ std::string checkCombination(Options &o) {
 }
 
 /// Returns an exit status when parsing ends the run (help, bad usage).
-std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, std::ostream &out,
-                             std::ostream &err) {
+std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, std::istream &in,
+                             std::ostream &out, std::ostream &err) {
   auto bad = [&](const std::string &msg) {
     err << "check-sharding: error: " << msg << "\n(run check-sharding --help for usage)\n";
     return 2;
@@ -208,24 +285,33 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
       o.files.push_back(a);
     }
   }
+  if (std::string error = checksharding::expandInputs(o.files, in, o.inputs); !error.empty())
+    return bad(error);
   if (std::string error = checkCombination(o); !error.empty())
     return bad(error);
   return std::nullopt;
 }
 
-/// Reads a whole file (for the plan's input hash); empty when unreadable.
-std::string fileText(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
+/// The input's bytes (for the plan's input hash); empty when unreadable.
+std::string inputText(const Input &input) {
+  if (input.text)
+    return *input.text;
+  std::ifstream in(input.name, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// Writes `text` to `path`; false when it cannot.
+bool writeFile(const std::string &path, const std::string &text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  return static_cast<bool>(out);
 }
 
 /// Writes the plan checkDocument built; the note saying so, or nullopt when
 /// the file cannot be written.
 std::optional<Diagnostic> writePlan(const Options &o, const Plan &plan, const Fusion &fusion) {
-  std::ofstream out(o.emitPlan, std::ios::binary);
-  out << planToJsonText(plan);
-  out.close();
-  if (!out)
+  if (!writeFile(o.emitPlan, planToJsonText(plan)))
     return std::nullopt;
   size_t unverified = std::count_if(plan.steps.begin(), plan.steps.end(),
                                     [](const PlanStep &s) { return !s.verified(); });
@@ -241,114 +327,227 @@ std::optional<Diagnostic> writePlan(const Options &o, const Plan &plan, const Fu
       {}};
 }
 
+/// One file checked: what the tool shows of it, its counts, and the output
+/// file that could not be written ("" when none).
+struct CheckedFile {
+  FileOutput output;
+  Summary summary;
+  std::string writeFailed;
+};
+
 /// One fusion's report as the tool shows it, in the order found: lints,
 /// verdicts, unchecked tensors, the plan (written here), an input error
 /// found while checking.
-void addFusion(const Options &o, const Fusion &fusion, const FusionReport &fr, FileOutput &r,
-               bool &writeFailed) {
+void addFusion(const Options &o, const Fusion &fusion, const FusionReport &fr, CheckedFile &c) {
+  FileOutput &r = c.output;
   for (const auto &d : fr.lints)
-    r.add(d);
+    r.addFinding(d, d.severity == Severity::Error ? 1 : 0, fr.index);
   for (const auto &v : fr.verdicts)
     addEdge(fr.index, v, r);
   for (const auto &u : fr.unchecked)
-    r.add(u.diagnostic);
+    r.addFinding(u.diagnostic, u.unknown ? 3 : 0, fr.index);
   if (fr.plan) {
     if (auto note = writePlan(o, *fr.plan, fusion))
       r.add(*note);
     else
-      writeFailed = true;
+      c.writeFailed = "cannot write the plan to " + o.emitPlan;
   }
   if (fr.noPlan)
-    r.add(Diagnostic{Severity::Error,
-                     "no-plan",
-                     std::string("no plan written: ") + fr.noPlan->what(),
-                     fr.noPlan->loc,
-                     {}});
+    r.addFinding(Diagnostic{Severity::Error,
+                            "no-plan",
+                            std::string("no plan written: ") + fr.noPlan->what(),
+                            fr.noPlan->loc,
+                            {}},
+                 1, fr.index);
   if (fr.inputError)
-    r.add(*fr.inputError);
+    r.addFinding(*fr.inputError, 1, fr.index);
+  r.fusions[fr.index].readable = fr.readable();
   r.unreadable = r.unreadable || !fr.readable();
 }
 
 /// A file that could not be checked at all: unreadable (exit 2).
-void addUnreadable(Diagnostic why, FileOutput &r, Summary &summary) {
-  summary.addUnreadableFile(why);
-  r.add(std::move(why));
-  r.unreadable = true;
+void addUnreadable(Diagnostic why, CheckedFile &c) {
+  c.summary.addUnreadableFile(why);
+  c.output.addFinding(std::move(why), 1, std::nullopt);
+  c.output.unreadable = true;
 }
 
-FileOutput checkFile(const std::string &path, const Options &o, DocumentChecker &checker,
-                     Summary &summary, bool &writeFailed) {
-  FileOutput r;
-  r.file = path;
+CheckedFile checkFile(const Input &input, const Options &o, DocumentChecker &checker) {
+  CheckedFile c;
+  c.output.file = input.name;
   Document doc;
   try {
-    doc = readDocumentFile(path);
+    doc = input.text ? readDocument(*input.text, input.name) : readDocumentFile(input.name);
   } catch (const InputError &e) {
-    addUnreadable(e.diagnostic(), r, summary);
-    return r;
+    addUnreadable(e.diagnostic(), c);
+    return c;
   }
   if (!o.emitPlan.empty() && o.planFusion.value_or(0) >= doc.fusions.size()) {
     addUnreadable(Diagnostic{Severity::Error,
                              "usage",
-                             "--fusion " + std::to_string(o.planFusion.value_or(0)) + ": " + path +
-                                 " has " + std::to_string(doc.fusions.size()) + " fusion(s)",
-                             SourceLoc{path, 0, 0},
+                             "--fusion " + std::to_string(o.planFusion.value_or(0)) + ": " +
+                                 input.name + " has " + std::to_string(doc.fusions.size()) +
+                                 " fusion(s)",
+                             SourceLoc{input.name, 0, 0},
                              {}},
-                  r, summary);
-    return r;
+                  c);
+    return c;
   }
+  if (!o.emitIr.empty() && !writeFile(o.emitIr, documentToJsonText(doc)))
+    c.writeFailed = "cannot write the JSON IR to " + o.emitIr;
+  for (size_t i = 0; i < doc.fusions.size(); ++i)
+    c.output.fusions.push_back(checksharding::fusionEntry(i, doc.fusions[i]));
   DocumentReport report = checker.check(doc);
-  summary.addDocument(report);
+  c.summary.addDocument(report);
   if (report.truncated) {
-    r.partial = true;
-    r.add(*report.truncated);
+    c.output.partial = true;
+    c.output.addFinding(*report.truncated, 3, std::nullopt);
   }
   for (const FusionReport &fr : report.fusions)
-    addFusion(o, doc.fusions[fr.index], fr, r, writeFailed);
-  return r;
+    addFusion(o, doc.fusions[fr.index], fr, c);
+  return c;
 }
 
-} // namespace
+void addStats(CheckStats &total, const CheckStats &s) {
+  total.edges += s.edges;
+  total.edgeCacheHits += s.edgeCacheHits;
+  total.solver.queries += s.solver.queries;
+  total.solver.cacheHits += s.solver.cacheHits;
+  total.solver.sat += s.solver.sat;
+  total.solver.unsat += s.solver.unsat;
+  total.solver.unknown += s.solver.unknown;
+}
 
-int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, std::ostream &err) {
-  Options o;
-  if (auto status = parseArgs(args, o, out, err))
-    return *status;
-  DocumentOptions options;
-  options.check = o.check;
-  if (!o.emitPlan.empty())
-    options.plan = PlanOptions{o.planFusion.value_or(0), o.planLowerings, fileText(o.files.front())};
-  DocumentChecker checker(options);
+/// Checks every input with `jobs` workers, each file with a fresh
+/// DocumentChecker: a checker's caches make the witness it prints for an
+/// edge depend on what it checked before, so sharing one across files would
+/// make a file's output depend on which files a worker took before it. The
+/// results are in input order whatever the order of checking; `stats` gets
+/// every file's counts added.
+std::vector<CheckedFile> checkInputs(const Options &o, const DocumentOptions &options, size_t jobs,
+                                     CheckStats &stats, std::ostream *progressTo) {
+  checksharding::ProgressLine progress(progressTo, o.inputs.size());
+  std::vector<CheckedFile> checked(o.inputs.size());
+  std::vector<CheckStats> fileStats(o.inputs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < o.inputs.size();) {
+      DocumentChecker checker(options);
+      checked[i] = checkFile(o.inputs[i], o, checker);
+      fileStats[i] = checker.stats();
+      progress.fileDone();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (size_t w = 1; w < jobs; ++w)
+    workers.emplace_back(work);
+  work();
+  for (auto &t : workers)
+    t.join();
+  progress.finish();
+  for (const auto &s : fileStats)
+    addStats(stats, s);
+  return checked;
+}
+
+size_t jobCount(const Options &o) {
+  size_t jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  return std::min(jobs, o.inputs.size());
+}
+
+/// Everything a run found, for the renderers.
+struct RunResult {
+  std::vector<FileOutput> files;
   Summary summary;
-  std::vector<FileOutput> results;
-  bool writeFailed = false;
-  for (const auto &f : o.files)
-    results.push_back(checkFile(f, o, checker, summary, writeFailed));
-  if (o.json) {
+  CheckStats stats;
+  std::optional<BaselineComparison> baseline;
+  int status = 0;
+};
+
+void printRun(const Options &o, const RunResult &run, std::ostream &out, std::ostream &err) {
+  const BaselineComparison *baseline = run.baseline ? &*run.baseline : nullptr;
+  if (o.format == Format::Json) {
     nlohmann::json files = nlohmann::json::array();
-    for (const auto &r : results)
+    for (const auto &r : run.files)
       files.push_back(fileJson(r));
     nlohmann::json doc = {{"tool", "check-sharding"},
                           {"version", kVersion},
                           {"files", files},
-                          {"summary", summaryJson(summary, checker.stats(), o.check.runtime)},
-                          {"exit_status", exitStatus(summary)}};
+                          {"summary", summaryJson(run.summary, run.stats, o.check.runtime)},
+                          {"exit_status", run.status}};
+    if (baseline)
+      doc["baseline"] = checksharding::baselineJson(*baseline);
     out << doc.dump(2) << "\n";
+  } else if (o.format == Format::Sarif) {
+    out << checksharding::sarifLog(run.files, kVersion, run.status, baseline).dump(2) << "\n";
+  } else if (o.format == Format::Junit) {
+    checksharding::printJunit(out, run.files, baseline);
   } else {
-    for (const auto &r : results)
+    for (const auto &r : run.files)
       printFileText(out, err, r, o.quiet);
-    printSummaryText(out, summary, checker.stats(), o.check.runtime);
+    printSummaryText(out, run.summary, run.stats, o.check.runtime);
+    if (baseline)
+      checksharding::printBaselineText(out, *baseline);
   }
-  if (writeFailed) {
-    err << "check-sharding: error: cannot write the plan to " << o.emitPlan << "\n";
-    return 2;
+}
+
+/// Checks the inputs of parsed options `o`; the exit status.
+int run(const Options &o, std::ostream &out, std::ostream &err, bool errIsTerminal) {
+  std::optional<std::vector<checksharding::BaselineEntry>> baseline;
+  if (!o.baseline.empty()) {
+    std::string error;
+    baseline = checksharding::readBaseline(o.baseline, error);
+    if (!baseline) {
+      err << "check-sharding: error: --baseline " << error << "\n";
+      return 2;
+    }
   }
-  return exitStatus(summary);
+  DocumentOptions options;
+  options.check = o.check;
+  if (!o.emitPlan.empty())
+    options.plan =
+        PlanOptions{o.planFusion.value_or(0), o.planLowerings, inputText(o.inputs.front())};
+  RunResult run;
+  std::vector<std::string> writeFailed;
+  for (auto &c : checkInputs(o, options, jobCount(o), run.stats, errIsTerminal ? &err : nullptr)) {
+    run.summary.add(c.summary);
+    run.files.push_back(std::move(c.output));
+    if (!c.writeFailed.empty())
+      writeFailed.push_back(c.writeFailed);
+  }
+  run.status = exitStatus(run.summary);
+  if (baseline) {
+    run.baseline = checksharding::compareWithBaseline(run.files, *baseline, o.baseline);
+    if (run.status != 2)
+      run.status = run.baseline->status();
+  }
+  if (!o.writeBaseline.empty() &&
+      !writeFile(o.writeBaseline,
+                 checksharding::baselineText(checksharding::baselineEntries(run.files))))
+    writeFailed.push_back("cannot write the baseline to " + o.writeBaseline);
+  printRun(o, run, out, err);
+  for (const auto &what : writeFailed)
+    err << "check-sharding: error: " << what << "\n";
+  return writeFailed.empty() ? run.status : 2;
+}
+
+} // namespace
+
+int runCheckSharding(const std::vector<std::string> &args, std::istream &in, std::ostream &out,
+                     std::ostream &err, bool errIsTerminal) {
+  Options o;
+  if (auto status = parseArgs(args, o, in, out, err))
+    return *status;
+  return run(o, out, err, errIsTerminal);
+}
+
+int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, std::ostream &err) {
+  return runCheckSharding(args, std::cin, out, err);
 }
 
 int checkShardingMain(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  return runCheckSharding(args, std::cout, std::cerr);
+  return runCheckSharding(args, std::cin, std::cout, std::cerr, isatty(STDERR_FILENO) == 1);
 }
 
 } // namespace shardcheck

@@ -19,6 +19,10 @@ namespace shardcheck {
 /// Runs check-sharding with `args` (without the program name), writing to
 /// `out` and `err`. Returns the exit status.
 int runCheckSharding(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+/// The same, with standard input (the input `-`) read from `in`; a long
+/// run draws a progress line on `err` when `errIsTerminal` (Progress.h).
+int runCheckSharding(const std::vector<std::string> &args, std::istream &in, std::ostream &out,
+                     std::ostream &err, bool errIsTerminal = false);
 
 /// main() of the check-sharding tool.
 int checkShardingMain(int argc, char **argv);

@@ -98,6 +98,23 @@ std::string edgeName(const EdgeVerdict &v) {
   return "T" + std::to_string(v.producer) + " -> T" + std::to_string(v.consumer);
 }
 
+/// The rule id of an edge's finding by its result.
+const char *edgeRule(EdgeResult result) {
+  switch (result) {
+  case EdgeResult::Refuted:
+    return kRuleRefuted;
+  case EdgeResult::Unknown:
+    return kRuleUnknown;
+  case EdgeResult::Unsupported:
+    return kRuleUnsupported;
+  case EdgeResult::Unmodelled:
+    return kRuleUnmodelled;
+  case EdgeResult::Proved:
+    break;
+  }
+  return "edge";
+}
+
 /// The edge's own diagnostic: severity and code by its result.
 Diagnostic edgeDiagnostic(const EdgeVerdict &v, EdgeResult result) {
   std::string head = edgeName(v) + " (" + v.exprName + "): ";
@@ -164,6 +181,12 @@ void FileOutput::add(Diagnostic d, bool listedInJson) {
   inJson.push_back(listedInJson);
 }
 
+void FileOutput::addFinding(Diagnostic d, int status, std::optional<size_t> fusion) {
+  if (d.severity != Severity::Note)
+    findings.push_back(findingOf(d, status, fusion));
+  add(std::move(d));
+}
+
 void addEdge(size_t fusion, const EdgeVerdict &v, FileOutput &file) {
   EdgeResult result = edgeResult(v);
   bool refuted = result == EdgeResult::Refuted || result == EdgeResult::Unsupported;
@@ -185,10 +208,22 @@ void addEdge(size_t fusion, const EdgeVerdict &v, FileOutput &file) {
       a += (a.empty() ? "" : ", ") + s;
     d.addNote("proved for all sizes with " + a, v.loc);
   }
+  if (result != EdgeResult::Proved)
+    file.findings.push_back(
+        findingOf(d, result == EdgeResult::Unknown ? 3 : 1, fusion, edgeName(v), edgeRule(result)));
   // A decided edge is listed under "edges" only; the rest are findings.
   file.add(std::move(d), result != EdgeResult::Proved && result != EdgeResult::Refuted);
-  if (v.compiler)
-    file.add(compilerDiagnostic(v, *v.compiler));
+  if (v.compiler) {
+    Diagnostic cd = compilerDiagnostic(v, *v.compiler);
+    CompilerResult cr = compilerResult(*v.compiler);
+    if (cr != CompilerResult::Confirmed)
+      file.findings.push_back(findingOf(cd,
+                                        cr == CompilerResult::Refuted   ? 1
+                                        : cr == CompilerResult::Unknown ? 3
+                                                                        : 0,
+                                        fusion, edgeName(v)));
+    file.add(std::move(cd));
+  }
   file.edges.emplace_back(fusion, v);
 }
 

@@ -7,11 +7,13 @@
 #pragma once
 
 #include "checker/Checker.h"
+#include "tools/check_sharding/Findings.h"
 #include "util/Diagnostics.h"
 
 #include <nlohmann/json.hpp>
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,8 +32,15 @@ struct FileOutput {
   std::vector<std::pair<size_t, EdgeVerdict>> edges; ///< (fusion index, verdict)
   bool unreadable = false;
   bool partial = false; ///< A truncated paste: only its complete statements were checked.
+  /// Everything not proved or confirmed and every lint that is no note, in
+  /// the order found (the SARIF, JUnit and baseline outputs).
+  std::vector<Finding> findings;
+  std::vector<FusionEntry> fusions; ///< The fusions read, in document order.
 
   void add(Diagnostic d, bool listedInJson = true);
+  /// Adds a lint or input error of fusion `fusion` (none: of the whole
+  /// file) that gives exit status `status`; a note is no finding.
+  void addFinding(Diagnostic d, int status, std::optional<size_t> fusion);
 };
 
 /// Adds the verdict of an edge of fusion `fusion` (and the compiler's) as

@@ -16,6 +16,31 @@ void Summary::addDocument(const DocumentReport &report) {
     addFusion(f);
 }
 
+void Summary::add(const Summary &o) {
+  using Count = std::pair<size_t *, size_t>;
+  for (auto [mine, theirs] : std::initializer_list<Count>{{&files, o.files},
+                                                          {&fusions, o.fusions},
+                                                          {&edges, o.edges},
+                                                          {&proved, o.proved},
+                                                          {&refuted, o.refuted},
+                                                          {&unknown, o.unknown},
+                                                          {&unsupported, o.unsupported},
+                                                          {&none, o.none},
+                                                          {&alias, o.alias},
+                                                          {&collectives, o.collectives},
+                                                          {&compilerConfirmed, o.compilerConfirmed},
+                                                          {&compilerRefuted, o.compilerRefuted},
+                                                          {&compilerUnknown, o.compilerUnknown},
+                                                          {&unnecessary, o.unnecessary},
+                                                          {&lintErrors, o.lintErrors},
+                                                          {&lintWarnings, o.lintWarnings},
+                                                          {&unreadable, o.unreadable},
+                                                          {&partialFiles, o.partialFiles},
+                                                          {&uncheckedTensors, o.uncheckedTensors}})
+    *mine += theirs;
+  assumptions.insert(o.assumptions.begin(), o.assumptions.end());
+}
+
 void Summary::addUnreadableFile(const Diagnostic &why) {
   ++files;
   ++unreadable;
@@ -148,6 +173,5 @@ void printSummaryText(std::ostream &out, const Summary &s, const CheckStats &sta
       << " answered from cache), " << stats.edgeCacheHits
       << " edges decided by an identical edge\n";
 }
-
 
 } // namespace shardcheck::checksharding

@@ -30,6 +30,10 @@ struct Summary {
 
   /// Counts one checked document (a file the tool read).
   void addDocument(const DocumentReport &report);
+  /// Adds the counts of `other` (another file's, checked apart). A count
+  /// added to Summary must be added there too (ci_gate_test.cpp compares it
+  /// with counting the documents one after another).
+  void add(const Summary &other);
   /// Counts a file that could not be checked at all (unreadable, or a
   /// --fusion it does not have): `why` is its error.
   void addUnreadableFile(const Diagnostic &why);
