@@ -149,7 +149,7 @@ TEST(PlanBuild, RecordsVersionHashAndVerdicts) {
     }
     if (s.kind == StepKind::Collective) {
       sawAllgather = true;
-      EXPECT_EQ(s.collective, "Allgather");
+      EXPECT_EQ(s.collective, CollectiveType::Allgather);
       EXPECT_FALSE(s.counts.empty());
     }
   }
@@ -161,12 +161,12 @@ TEST(PlanBuild, ReductionIsPartialCollectiveAndEpilogue) {
   std::vector<std::string> kinds;
   for (const PlanStep &s : plan.steps)
     kinds.push_back(s.kind == StepKind::Compute      ? computeModeName(s.mode)
-                    : s.kind == StepKind::Collective ? s.collective
+                    : s.kind == StepKind::Collective ? collectiveTypeName(*s.collective)
                                                      : "other");
   // linear, cast, relu, cast, then the row-parallel linear: partial + Allreduce.
   std::vector<std::string> expected = {"whole", "whole", "whole", "whole", "partial", "Allreduce"};
   EXPECT_EQ(kinds, expected);
-  EXPECT_EQ(plan.steps[5].reduceOp, "sum");
+  EXPECT_EQ(plan.steps[5].reduceOp, ReduceOp::Sum);
   EXPECT_TRUE(runSim(plan).matches());
 }
 

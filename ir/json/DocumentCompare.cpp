@@ -58,7 +58,7 @@ std::string show(OpKind k) {
   return opKindJsonName(k);
 }
 std::string show(CollectiveType c) {
-  return collectiveTypeJsonName(c);
+  return collectiveTypeName(c);
 }
 std::string show(BlockKind k) {
   return blockKindJsonName(k);

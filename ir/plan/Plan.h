@@ -86,7 +86,7 @@ struct PlanBuffer {
   /// Gathered, Packed, Unpacked, Partial: the teams of the collective.
   std::vector<PlanTeam> teams;
   /// Partial: Allreduce, Reduce or ReduceScatter.
-  std::string collective;
+  std::optional<CollectiveType> collective;
   std::vector<PlanLocal> local;
 };
 
@@ -117,11 +117,11 @@ struct PlanStep {
   ComputeMode mode = ComputeMode::Whole;
   std::vector<std::string> inputs;
   std::string output;
-  /// Collective: its name (DESIGN section 3), teams, reduction operator
-  /// (`sum`, `prod`, `max`, `min`; reductions only) and per-device counts.
-  std::string collective;
+  /// Collective: which one (DESIGN section 3), its teams, reduction
+  /// operator (reductions only) and per-device counts.
+  std::optional<CollectiveType> collective;
   std::vector<PlanTeam> teams;
-  std::string reduceOp;
+  std::optional<ReduceOp> reduceOp;
   std::vector<PlanCount> counts;
   /// Copy: the edge whose consumer-side expectation the output follows,
   /// when the output is the consumer tensor's own buffer.

@@ -222,8 +222,8 @@ json bufferToJson(const PlanBuffer &b) {
     j["operand"] = *b.operand;
   if (!b.teams.empty())
     j["teams"] = teamsToJson(b.teams);
-  if (!b.collective.empty())
-    j["collective"] = b.collective;
+  if (b.collective)
+    j["collective"] = collectiveTypeName(*b.collective);
   json local = json::array();
   for (const PlanLocal &l : b.local)
     local.push_back({{"device", l.device}, {"shape", extentsToJson(l.shape)}});
@@ -240,10 +240,11 @@ json stepToJson(const PlanStep &s, size_t index) {
   j["inputs"] = s.inputs;
   j["output"] = s.output;
   if (s.kind == StepKind::Collective) {
-    j["collective"] = s.collective;
+    if (s.collective)
+      j["collective"] = collectiveTypeName(*s.collective);
     j["teams"] = teamsToJson(s.teams);
-    if (!s.reduceOp.empty())
-      j["reduce_op"] = s.reduceOp;
+    if (s.reduceOp)
+      j["reduce_op"] = reduceOpName(*s.reduceOp);
     json counts = json::array();
     for (const PlanCount &c : s.counts) {
       json cj = {{"device", c.device}};
@@ -425,6 +426,15 @@ private:
     }
     fail(at.path, quotedToken(s) + " is not one of " + choices);
   }
+  /// The value `parse` reads from `at`'s string; `choices` lists the spellings.
+  template <class E>
+  E named(const At &at, std::optional<E> (*parse)(std::string_view),
+          const std::string &choices) const {
+    std::string s = string(at);
+    if (std::optional<E> value = parse(s))
+      return *value;
+    fail(at.path, quotedToken(s) + " is not one of " + choices);
+  }
 
   // --- Sections. ---
   void header(const At &root, Plan &plan) const;
@@ -573,7 +583,7 @@ PlanBuffer PlanReader::buffer(const At &at, const Plan &plan) const {
   if (auto t = optionalField(at, "teams"))
     b.teams = teams(*t);
   if (auto c = optionalField(at, "collective"))
-    b.collective = string(*c);
+    b.collective = parsePlanCollective(string(*c));
   for (const At &l : elements(field(at, "local"))) {
     expectObject(l, {"device", "shape"});
     b.local.push_back(PlanLocal{nonNegative(field(l, "device")), extents(field(l, "shape"))});
@@ -597,8 +607,7 @@ void PlanReader::checkBuffer(const At &at, const PlanBuffer &b, const Plan &plan
   if (b.kind != BufferKind::Tensor && b.kind != BufferKind::Partial &&
       b.kind != BufferKind::View && b.teams.empty())
     fail(at.path, std::string("a ") + bufferKindName(b.kind) + " buffer names its \"teams\"");
-  if (b.kind == BufferKind::Partial && b.collective != "Allreduce" && b.collective != "Reduce" &&
-      b.collective != "ReduceScatter")
+  if (b.kind == BufferKind::Partial && !(b.collective && isReductionCollective(*b.collective)))
     fail(at.path, "a partial buffer names its \"collective\": Allreduce, Reduce or ReduceScatter");
   std::set<int64_t> seen;
   for (size_t i = 0; i < b.local.size(); ++i)
@@ -644,21 +653,11 @@ PlanStep PlanReader::step(const At &at, const Plan &plan) const {
     s.inputs.push_back(string(in));
   s.output = string(field(at, "output"));
   if (auto c = optionalField(at, "collective"))
-    s.collective = enumValue<std::string>(*c, {{"Allgather", "Allgather"},
-                                               {"Gather", "Gather"},
-                                               {"Scatter", "Scatter"},
-                                               {"Broadcast", "Broadcast"},
-                                               {"AllToAll", "AllToAll"},
-                                               {"AllToAllv", "AllToAllv"},
-                                               {"Allreduce", "Allreduce"},
-                                               {"Reduce", "Reduce"},
-                                               {"ReduceScatter", "ReduceScatter"},
-                                               {"SendRecv", "SendRecv"}});
+    s.collective = named(*c, parsePlanCollective, collectiveChoices(&CollectiveInfo::plan));
   if (auto t = optionalField(at, "teams"))
     s.teams = teams(*t);
   if (auto r = optionalField(at, "reduce_op"))
-    s.reduceOp = enumValue<std::string>(
-        *r, {{"sum", "sum"}, {"prod", "prod"}, {"max", "max"}, {"min", "min"}});
+    s.reduceOp = named(*r, parseReduceOp, reduceOpChoices());
   if (auto counts = optionalField(at, "counts")) {
     for (const At &c : elements(*counts)) {
       expectObject(c, {"device", "in", "out"});
@@ -850,18 +849,17 @@ void PlanReader::checkStep(const At &at, const PlanStep &s, const Plan &plan,
     checkCompute(at, s, plan, *out);
     break;
   case StepKind::Collective: {
-    if (s.collective.empty())
+    if (!s.collective)
       fail(at.path, "a collective step names its \"collective\"");
     if (s.inputs.size() != 1)
       fail(at.path + "/inputs", "a collective step has one input buffer");
     checkTeamsWithin(at, s.teams, planDevices_);
-    bool reduction = s.collective == "Allreduce" || s.collective == "Reduce" ||
-                     s.collective == "ReduceScatter";
-    if (reduction != !s.reduceOp.empty())
+    bool reduction = isReductionCollective(*s.collective);
+    if (reduction != s.reduceOp.has_value())
       fail(at.path, reduction ? "a reduction collective names its \"reduce_op\""
                               : "only reduction collectives have a \"reduce_op\"");
     const PlanBuffer *in = bufferNamed(s.inputs[0]);
-    if (s.collective == "AllToAllv" &&
+    if (s.collective == CollectiveType::AllToAllv &&
         (in->kind != BufferKind::Packed || out->kind != BufferKind::Unpacked ||
          in->consumer != out->consumer || in->expr != out->expr || in->operand != out->operand))
       fail(at.path, "an AllToAllv moves a packed buffer into the unpacked buffer of the same "
