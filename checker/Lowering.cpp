@@ -70,6 +70,15 @@ bool isReductionComm(CommKind k) {
   return c && isReductionCollective(*c);
 }
 
+RootRole commRootRole(CommKind k) {
+  std::optional<CollectiveType> c = collectiveOfCommKind(k);
+  return c ? collectiveInfo(*c).root : RootRole::None;
+}
+
+bool isRootedComm(CommKind k) {
+  return commRootRole(k) != RootRole::None;
+}
+
 std::string Lowering::str() const {
   std::string s = commKindName(kind);
   if (localPermute)

@@ -37,6 +37,9 @@ std::optional<CommKind> commKindFromCollective(CollectiveType c);
 /// The collective a lowering runs; nullopt for None, Alias, Unsupported.
 std::optional<CollectiveType> collectiveOfCommKind(CommKind k);
 bool isReductionComm(CommKind k);
+/// What a lowering's root does (RootRole::None for kinds without one).
+RootRole commRootRole(CommKind k);
+bool isRootedComm(CommKind k);
 
 /// One group of devices taking part in a collective, in rank order.
 struct Team {

@@ -25,7 +25,7 @@
 #pragma once
 
 #include "checker/Checker.h"
-#include "ir/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include <stdexcept>
 #include <string>

@@ -23,7 +23,7 @@
 
 #include "executor/Layout.h"
 #include "ir/FusionGraph.h"
-#include "ir/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include <map>
 #include <memory>

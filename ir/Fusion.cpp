@@ -149,9 +149,7 @@ std::string Expr::attr(const std::string &key) const {
 bool isReducingCommunication(const Expr &e) {
   if (e.kind != OpKind::Communication || !e.communication)
     return false;
-  CollectiveType t = e.communication->type;
-  return t == CollectiveType::Allreduce || t == CollectiveType::Reduce ||
-         t == CollectiveType::ReduceScatter;
+  return isReductionCollective(e.communication->type);
 }
 
 bool isReductionOp(const Expr &e) {

@@ -13,7 +13,7 @@
 //
 // This file does not run the fuzzers (scripts/dev.sh fuzz-ci does).
 #include "ir/Json.h"
-#include "ir/plan/Plan.h"
+#include "plan/Plan.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"

@@ -28,7 +28,7 @@
 #include "executor/LocalCompute.h"
 #include "ir/FusionBuilder.h"
 #include "ir/FusionGraph.h"
-#include "ir/plan/Plan.h"
+#include "plan/Plan.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/Remesh.h"
 #include "tests/TestPaths.h"

@@ -14,6 +14,7 @@
 #include "executor/Executor.h"
 #include "executor/RunPlan.h"
 #include "ir/reader/DumpReader.h"
+#include "plan/PlanVerifier.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
 
@@ -186,6 +187,27 @@ TEST(PlanJson, RoundTripIsExact) {
     std::string text = planToJsonText(planOf(file));
     Plan back = planFromJsonText(text, "x.json");
     EXPECT_EQ(planToJsonText(back), text);
+  }
+}
+
+TEST(PlanVerify, BuiltPlansAreConsistentAndABrokenOneIsNamedByPointer) {
+  for (const char *file :
+       {"rule_alltoall_binary_op_needs_permute.txt", "op_linear_megatron_mlp.txt",
+        "op_linear_sequence_parallel_reducescatter.txt", "mesh2d_stage_handoffs.txt"}) {
+    SCOPED_TRACE(file);
+    EXPECT_NO_THROW(verifyPlan(planOf(file)));
+  }
+  Plan broken = planOf("rule_allgather_1d_logical.txt");
+  broken.steps.back().inputs = {"nowhere"};
+  try {
+    verifyPlan(broken);
+    ADD_FAILURE() << "a step reading an undefined buffer verified";
+  } catch (const InputError &e) {
+    EXPECT_NE(e.diagnostic().message.find("no buffer is called \"nowhere\""), std::string::npos)
+        << e.diagnostic().message;
+    EXPECT_NE(e.diagnostic().message.find("/steps/" + std::to_string(broken.steps.size() - 1)),
+              std::string::npos)
+        << e.diagnostic().message;
   }
 }
 

@@ -319,7 +319,6 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
   if (!handle)
     return; // Not a participant.
   MPI_Comm comm = *static_cast<MPI_Comm *>(handle);
-  int n = static_cast<int>(call.team.size());
   int rootRank = call.root ? static_cast<int>(std::find(members.begin(), members.end(),
                                                         *call.root) -
                                               members.begin())
