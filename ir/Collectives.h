@@ -31,7 +31,7 @@
 namespace shardcheck {
 
 // X(name, hostIr, lowering, plan, root, reduction, in, out)
-#define SHARDCHECK_COLLECTIVES(X)                                                                 \
+#define SHARDCHECK_COLLECTIVES(X)                                                                  \
   X(Allgather, true, true, true, None, false, One, Team)                                           \
   X(Gather, true, true, true, Receives, false, One, Team)                                          \
   X(Scatter, true, true, true, Sends, false, Team, One)                                            \
@@ -74,8 +74,15 @@ struct CollectiveInfo {
 
 inline constexpr std::array kCollectives = {
 #define SC_COLLECTIVE_ROW(name, hostIr, lowering, plan, root, reduction, in, out)                  \
-  CollectiveInfo{CollectiveType::name, #name,     hostIr,            lowering,         plan,       \
-                 RootRole::root,       reduction, ChunkMultiple::in, ChunkMultiple::out},
+  CollectiveInfo{CollectiveType::name,                                                             \
+                 #name,                                                                            \
+                 hostIr,                                                                           \
+                 lowering,                                                                         \
+                 plan,                                                                             \
+                 RootRole::root,                                                                   \
+                 reduction,                                                                        \
+                 ChunkMultiple::in,                                                                \
+                 ChunkMultiple::out},
     SHARDCHECK_COLLECTIVES(SC_COLLECTIVE_ROW)
 #undef SC_COLLECTIVE_ROW
 };
@@ -83,11 +90,15 @@ inline constexpr std::array kCollectives = {
 constexpr const CollectiveInfo &collectiveInfo(CollectiveType c) {
   return kCollectives[static_cast<size_t>(c)];
 }
-constexpr const char *collectiveTypeName(CollectiveType c) { return collectiveInfo(c).name; }
+constexpr const char *collectiveTypeName(CollectiveType c) {
+  return collectiveInfo(c).name;
+}
 constexpr bool isRootedCollective(CollectiveType c) {
   return collectiveInfo(c).root != RootRole::None;
 }
-constexpr bool isReductionCollective(CollectiveType c) { return collectiveInfo(c).reduction; }
+constexpr bool isReductionCollective(CollectiveType c) {
+  return collectiveInfo(c).reduction;
+}
 
 /// The collective spelled `s` among those nvFuser's host IR names.
 std::optional<CollectiveType> parseCollectiveType(std::string_view s);

@@ -42,7 +42,7 @@ double largestBelowOne(DataType d);
 
 // X(name, spelling, bytes, dtype): dtype is the DataType whose values and
 // rounding the element type holds (U8 holds Bool).
-#define SHARDCHECK_ELEMENT_TYPES(X)                                                               \
+#define SHARDCHECK_ELEMENT_TYPES(X)                                                                \
   X(F64, "f64", 8, Double)                                                                         \
   X(F32, "f32", 4, Float)                                                                          \
   X(F16, "f16", 2, Half)                                                                           \
@@ -75,7 +75,9 @@ inline constexpr std::array kElementTypes = {
 };
 
 /// Bytes per element.
-constexpr size_t elementSize(ElementType t) { return kElementTypes[static_cast<size_t>(t)].bytes; }
+constexpr size_t elementSize(ElementType t) {
+  return kElementTypes[static_cast<size_t>(t)].bytes;
+}
 /// `f64`, `f32`, `f16`, `bf16`, `i64`, `i32`, `i8`, `u8`.
 constexpr const char *elementTypeName(ElementType t) {
   return kElementTypes[static_cast<size_t>(t)].name;

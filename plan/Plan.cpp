@@ -71,8 +71,9 @@ const char *computeModeName(ComputeMode m) {
 bool PlanStep::verified() const {
   // A step that rests on no verdict (an expression without tensor operands)
   // was never checked: not verified, however vacuously all-proved.
-  return !restsOn.empty() && std::all_of(restsOn.begin(), restsOn.end(),
-                     [](const PlanVerdict &v) { return v.status == PlanStatus::Proved; });
+  return !restsOn.empty() && std::all_of(restsOn.begin(), restsOn.end(), [](const PlanVerdict &v) {
+    return v.status == PlanStatus::Proved;
+  });
 }
 
 const PlanBuffer *Plan::buffer(const std::string &name) const {

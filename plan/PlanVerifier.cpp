@@ -28,8 +28,8 @@ Extent PlanVerifier::slots(const std::vector<Extent> &shape, const std::string &
   // recursive walk of it (printing, evaluating, freeing) descends, so the
   // axes are bounded as JSON nesting is.
   if (shape.size() > static_cast<size_t>(jsonir::kMaxJsonDepth))
-    fail(path, "a shape has at most " + std::to_string(jsonir::kMaxJsonDepth) +
-                   " axes, this one " + std::to_string(shape.size()));
+    fail(path, "a shape has at most " + std::to_string(jsonir::kMaxJsonDepth) + " axes, this one " +
+                   std::to_string(shape.size()));
   try {
     return localCount(shape);
   } catch (const InputError &e) {
@@ -50,14 +50,14 @@ void PlanVerifier::checkBufferFields(const std::string &at, const PlanBuffer &b)
                    b.kind == BufferKind::Unpacked || b.kind == BufferKind::Partial;
   if (needsEdge && (!b.consumer || !b.expr))
     fail(at, std::string("a ") + bufferKindName(b.kind) +
-                      " buffer names its \"consumer\" and \"expr\"");
+                 " buffer names its \"consumer\" and \"expr\"");
   if (b.expr && *b.expr >= plan_.fusion.exprs.size())
     fail(at + "/expr", "the plan's fusion has no expression " + std::to_string(*b.expr));
   if (b.expr && b.operand && *b.operand >= plan_.fusion.exprs[*b.expr].inputs.size())
-    fail(at + "/operand", "expression " + std::to_string(*b.expr) + " has no operand " +
-                                   std::to_string(*b.operand));
-  if (b.kind != BufferKind::Tensor && b.kind != BufferKind::Partial &&
-      b.kind != BufferKind::View && b.teams.empty())
+    fail(at + "/operand",
+         "expression " + std::to_string(*b.expr) + " has no operand " + std::to_string(*b.operand));
+  if (b.kind != BufferKind::Tensor && b.kind != BufferKind::Partial && b.kind != BufferKind::View &&
+      b.teams.empty())
     fail(at, std::string("a ") + bufferKindName(b.kind) + " buffer names its \"teams\"");
   if (b.kind == BufferKind::Partial && !(b.collective && isReductionCollective(*b.collective)))
     fail(at, "a partial buffer names its \"collective\": Allreduce, Reduce or ReduceScatter");
@@ -94,11 +94,11 @@ void PlanVerifier::checkCompute(const std::string &at, const PlanStep &s,
   const Expr &e = plan_.fusion.exprs[*s.expr];
   if (s.inputs.size() != e.inputs.size())
     fail(at + "/inputs", "a compute step lists one buffer per operand of expression " +
-                                  std::to_string(*s.expr) + " (" +
-                                  std::to_string(e.inputs.size()) + ")");
+                             std::to_string(*s.expr) + " (" + std::to_string(e.inputs.size()) +
+                             ")");
   if (e.outputs.size() != 1)
     fail(at + "/expr", "expression " + std::to_string(*s.expr) + " has " +
-                                std::to_string(e.outputs.size()) + " outputs; one is computed");
+                           std::to_string(e.outputs.size()) + " outputs; one is computed");
   for (size_t i = 0; i < e.inputs.size(); ++i) {
     std::string path = appendPointer(at + "/inputs", i);
     if (!e.inputs[i].tensor) {
@@ -110,8 +110,8 @@ void PlanVerifier::checkCompute(const std::string &at, const PlanStep &s,
       fail(path, "operand " + std::to_string(i) + " is a tensor and needs a buffer");
     const PlanBuffer &b = *bufferNamed(s.inputs[i]);
     bool own = b.kind == BufferKind::Tensor && b.tensor == *e.inputs[i].tensor;
-    bool view = b.kind == BufferKind::View && b.tensor == *e.inputs[i].tensor &&
-                b.expr == s.expr && b.operand == i;
+    bool view = b.kind == BufferKind::View && b.tensor == *e.inputs[i].tensor && b.expr == s.expr &&
+                b.operand == i;
     if (!own && !view)
       fail(path, "buffer " + quotedToken(b.name) + " does not hold operand " + std::to_string(i) +
                      " of expression " + std::to_string(*s.expr) + " (T" +
@@ -121,10 +121,9 @@ void PlanVerifier::checkCompute(const std::string &at, const PlanStep &s,
   if (out.kind != expected || out.tensor != e.outputs[0] ||
       (expected == BufferKind::Partial && out.expr != s.expr))
     fail(at + "/output", std::string("a ") + computeModeName(s.mode) +
-                                  " compute step of expression " + std::to_string(*s.expr) +
-                                  " writes " + (expected == BufferKind::Partial ? "a partial "
-                                                                                : "the ") +
-                                  "buffer of T" + std::to_string(e.outputs[0]));
+                             " compute step of expression " + std::to_string(*s.expr) + " writes " +
+                             (expected == BufferKind::Partial ? "a partial " : "the ") +
+                             "buffer of T" + std::to_string(e.outputs[0]));
 }
 
 /// A copy places elements of one tensor: the input holds the producer's
@@ -137,19 +136,18 @@ void PlanVerifier::checkCopy(const std::string &at, const PlanStep &s, const Pla
     if (!s.expr || !s.operand)
       fail(at, "a copy into a tensor's buffer names the edge (\"expr\", \"operand\")");
     const Expr &e = plan_.fusion.exprs[*s.expr];
-    if (*s.operand >= e.inputs.size() || !e.inputs[*s.operand].tensor ||
-        e.outputs.size() != 1 || e.outputs[0] != out.tensor)
-      fail(at, "expression " + std::to_string(*s.expr) + " operand " +
-                        std::to_string(*s.operand) + " is not an edge into T" +
-                        std::to_string(out.tensor));
+    if (*s.operand >= e.inputs.size() || !e.inputs[*s.operand].tensor || e.outputs.size() != 1 ||
+        e.outputs[0] != out.tensor)
+      fail(at, "expression " + std::to_string(*s.expr) + " operand " + std::to_string(*s.operand) +
+                   " is not an edge into T" + std::to_string(out.tensor));
     expected = *e.inputs[*s.operand].tensor;
   } else if (out.kind == BufferKind::Partial) {
     fail(at + "/output", "a copy does not write a partial buffer");
   }
   if (in.kind == BufferKind::Partial || in.tensor != expected)
-    fail(at + "/inputs", "buffer " + quotedToken(in.name) +
-                                  " does not hold the elements of T" + std::to_string(expected) +
-                                  " that " + quotedToken(out.name) + " expects");
+    fail(at + "/inputs", "buffer " + quotedToken(in.name) + " does not hold the elements of T" +
+                             std::to_string(expected) + " that " + quotedToken(out.name) +
+                             " expects");
 }
 
 /// A collective is called on each device of its step with the sizes of its
@@ -187,8 +185,8 @@ void PlanVerifier::checkCount(const std::string &path, const PlanBuffer &b, int6
     return;
   std::string size = slots(local->shape, path).str();
   if (size != count->str())
-    fail(path, std::string("the ") + which + " count " + shownToken(count->str()) +
-                   " of device " + std::to_string(device) + " is not the size of " + name + " (" +
+    fail(path, std::string("the ") + which + " count " + shownToken(count->str()) + " of device " +
+                   std::to_string(device) + " is not the size of " + name + " (" +
                    shownToken(size) + ")");
 }
 
@@ -229,8 +227,7 @@ void PlanVerifier::checkStep(size_t index) {
     if (s.inputs[i].empty() && s.kind == StepKind::Compute)
       continue; // A scalar operand (checkCompute checks that it is one).
     const PlanBuffer *b = requireBuffer(s.inputs[i], path);
-    bool isFusionInput = b->kind == BufferKind::Tensor &&
-                         !plan_.fusion.producerExpr(b->tensor);
+    bool isFusionInput = b->kind == BufferKind::Tensor && !plan_.fusion.producerExpr(b->tensor);
     if (!written_.count(s.inputs[i]) && !isFusionInput)
       fail(path, "buffer " + quotedToken(s.inputs[i]) + " is read before any step writes it");
   }
@@ -248,21 +245,21 @@ void PlanVerifier::checkStep(size_t index) {
     bool reduction = isReductionCollective(*s.collective);
     if (reduction != s.reduceOp.has_value())
       fail(at, reduction ? "a reduction collective names its \"reduce_op\""
-                              : "only reduction collectives have a \"reduce_op\"");
+                         : "only reduction collectives have a \"reduce_op\"");
     const PlanBuffer *in = bufferNamed(s.inputs[0]);
     if (s.collective == CollectiveType::AllToAllv &&
         (in->kind != BufferKind::Packed || out->kind != BufferKind::Unpacked ||
          in->consumer != out->consumer || in->expr != out->expr || in->operand != out->operand))
       fail(at, "an AllToAllv moves a packed buffer into the unpacked buffer of the same "
-                    "edge");
+               "edge");
     checkCounts(at, s, *in, *out);
     break;
   }
   case StepKind::Alias:
   case StepKind::Copy:
     if (s.inputs.size() != 1)
-      fail(at + "/inputs", std::string("an ") + stepKindName(s.kind) +
-                                    " step has one input buffer");
+      fail(at + "/inputs",
+           std::string("an ") + stepKindName(s.kind) + " step has one input buffer");
     if (s.kind == StepKind::Copy)
       checkCopy(at, s, *bufferNamed(s.inputs[0]), *out);
     break;

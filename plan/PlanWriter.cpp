@@ -13,7 +13,9 @@ using nlohmann::json;
 
 namespace {
 
-std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
+std::string tensorName(TensorNum t) {
+  return "T" + std::to_string(t);
+}
 
 json extentsToJson(const std::vector<Extent> &extents) {
   json a = json::array();
