@@ -61,8 +61,8 @@ double medianSeconds(const std::function<void()> &op, cudaStream_t stream, int i
 }
 
 /// GB/s of relu over `bytes` of `type` (read + write).
-double reluRate(g::ElementType type, size_t bytes, g::Stream stream, int iterations, int repeat) {
-  int64_t count = static_cast<int64_t>(bytes / g::elementSize(type));
+double reluRate(shardcheck::ElementType type, size_t bytes, g::Stream stream, int iterations, int repeat) {
+  int64_t count = static_cast<int64_t>(bytes / shardcheck::elementSize(type));
   g::DeviceArray in = g::allocateArray(0, type, count);
   g::DeviceArray out = g::allocateArray(0, type, count);
   g::ElementwiseOp relu{g::ElementwiseOp::Kind::Unary, g::kUnaryRelu, false};
@@ -75,8 +75,8 @@ double reluRate(g::ElementType type, size_t bytes, g::Stream stream, int iterati
 }
 
 double copyRate(size_t bytes, g::Stream stream, int iterations, int repeat) {
-  g::DeviceArray in = g::allocateArray(0, g::ElementType::U8, static_cast<int64_t>(bytes));
-  g::DeviceArray out = g::allocateArray(0, g::ElementType::U8, static_cast<int64_t>(bytes));
+  g::DeviceArray in = g::allocateArray(0, shardcheck::ElementType::U8, static_cast<int64_t>(bytes));
+  g::DeviceArray out = g::allocateArray(0, shardcheck::ElementType::U8, static_cast<int64_t>(bytes));
   auto s = static_cast<cudaStream_t>(stream);
   double t = medianSeconds(
       [&] {
@@ -100,8 +100,8 @@ int run(int iterations, size_t maxBytes) {
     // About 256 MiB of traffic per timing for the small sizes.
     int repeat = static_cast<int>(std::max<size_t>(1, (size_t(256) << 20) / bytes));
     double copy = copyRate(bytes, stream, iterations, repeat);
-    double f32 = reluRate(g::ElementType::F32, bytes, stream, iterations, repeat);
-    double bf16 = reluRate(g::ElementType::BF16, bytes, stream, iterations, repeat);
+    double f32 = reluRate(shardcheck::ElementType::F32, bytes, stream, iterations, repeat);
+    double bf16 = reluRate(shardcheck::ElementType::BF16, bytes, stream, iterations, repeat);
     std::printf("%12zu %12.1f %14.1f %8.3f %14.1f %8.3f\n", bytes, copy, f32, f32 / copy, bf16,
                 bf16 / copy);
   }

@@ -128,7 +128,7 @@ struct Args {
   int iters = 20;
   int warmup = 5;
   int rounds = 1; // alternating (direct+sync, executor) measurements; medians
-  sg::NcclDataType dtype = sg::NcclDataType::BF16;
+  shardcheck::ElementType dtype = shardcheck::ElementType::BF16;
   int gpus = -1; // all visible
   std::vector<std::string> ops = {"allgather", "reducescatter", "allreduce", "broadcast",
                                   "alltoall",  "reduce",        "gather",    "scatter"};
@@ -205,9 +205,9 @@ Args parseArgs(int argc, char **argv) {
     else if (f == "--dtype") {
       std::string t = value();
       if (t == "bf16")
-        a.dtype = sg::NcclDataType::BF16;
+        a.dtype = shardcheck::ElementType::BF16;
       else if (t == "f32")
-        a.dtype = sg::NcclDataType::F32;
+        a.dtype = shardcheck::ElementType::F32;
       else
         fail("--dtype takes bf16 or f32");
     } else if (f == "--gpus")
@@ -420,13 +420,13 @@ void enqueueDirect(Bench &b, const std::string &op, const Shape &s, ncclDataType
   }
 }
 
-sg::NcclCall executorCall(const std::string &op, const Shape &s, int n, sg::NcclDataType dt) {
+sg::NcclCall executorCall(const std::string &op, const Shape &s, int n, shardcheck::ElementType dt) {
   sg::NcclCall c;
-  static const std::map<std::string, sg::NcclKind> kinds = {
-      {"allgather", sg::NcclKind::Allgather}, {"reducescatter", sg::NcclKind::ReduceScatter},
-      {"allreduce", sg::NcclKind::Allreduce}, {"broadcast", sg::NcclKind::Broadcast},
-      {"reduce", sg::NcclKind::Reduce},       {"alltoall", sg::NcclKind::AllToAll},
-      {"gather", sg::NcclKind::Gather},       {"scatter", sg::NcclKind::Scatter}};
+  static const std::map<std::string, shardcheck::CollectiveType> kinds = {
+      {"allgather", shardcheck::CollectiveType::Allgather}, {"reducescatter", shardcheck::CollectiveType::ReduceScatter},
+      {"allreduce", shardcheck::CollectiveType::Allreduce}, {"broadcast", shardcheck::CollectiveType::Broadcast},
+      {"reduce", shardcheck::CollectiveType::Reduce},       {"alltoall", shardcheck::CollectiveType::AllToAll},
+      {"gather", shardcheck::CollectiveType::Gather},       {"scatter", shardcheck::CollectiveType::Scatter}};
   c.kind = kinds.at(op);
   for (int r = 0; r < n; ++r)
     c.team.push_back(r);
@@ -520,8 +520,8 @@ void aliasRow(Bench &b, size_t bytes) {
 // ------------------------------------------------------------- benchmark --
 
 int runBench(Bench &b) {
-  const size_t esz = sg::dataTypeSize(b.args.dtype);
-  const ncclDataType_t dt = b.args.dtype == sg::NcclDataType::BF16 ? ncclBfloat16 : ncclFloat32;
+  const size_t esz = shardcheck::elementSize(b.args.dtype);
+  const ncclDataType_t dt = b.args.dtype == shardcheck::ElementType::BF16 ? ncclBfloat16 : ncclFloat32;
   const int n = b.n();
   b.allocate(b.args.maxBytes);
   if (leader()) {
@@ -582,7 +582,7 @@ int runBench(Bench &b) {
         double algS = size / (tDirectSync * 1e-6) / 1e9;
         std::printf("  %-13s %12zu %12" PRId64 " %5s | %10.1f %8.2f %8.2f | %10.1f %8.2f | %10.1f "
                     "%8.2f %8.2f | %6.3f %5s\n",
-                    op.c_str(), size, s.count, sg::dataTypeName(b.args.dtype), tDirect, algD,
+                    op.c_str(), size, s.count, shardcheck::elementTypeName(b.args.dtype), tDirect, algD,
                     algD * s.busFactor, tDirectSync, algS * s.busFactor, tExec, algE,
                     algE * s.busFactor, tDirectSync / tExec, check.c_str());
         std::fflush(stdout);
@@ -637,31 +637,31 @@ void bufferSizes(const sg::NcclCall &c, int world, std::vector<int64_t> &in,
   for (int d = 0; d < world; ++d) {
     bool m = member(d), root = c.root && *c.root == d;
     switch (c.kind) {
-    case sg::NcclKind::Allgather:
+    case shardcheck::CollectiveType::Allgather:
       in[d] = m ? k : 0, out[d] = m ? n * k : 0;
       break;
-    case sg::NcclKind::Gather:
+    case shardcheck::CollectiveType::Gather:
       in[d] = m ? k : 0, out[d] = root ? n * k : 0;
       break;
-    case sg::NcclKind::Scatter:
+    case shardcheck::CollectiveType::Scatter:
       in[d] = root ? n * k : 0, out[d] = m ? k : 0;
       break;
-    case sg::NcclKind::Broadcast:
+    case shardcheck::CollectiveType::Broadcast:
       in[d] = root ? k : 0, out[d] = m ? k : 0;
       break;
-    case sg::NcclKind::AllToAll:
+    case shardcheck::CollectiveType::AllToAll:
       in[d] = out[d] = m ? n * k : 0;
       break;
-    case sg::NcclKind::Allreduce:
+    case shardcheck::CollectiveType::Allreduce:
       in[d] = out[d] = m ? k : 0;
       break;
-    case sg::NcclKind::Reduce:
+    case shardcheck::CollectiveType::Reduce:
       in[d] = m ? k : 0, out[d] = root ? k : 0;
       break;
-    case sg::NcclKind::ReduceScatter:
+    case shardcheck::CollectiveType::ReduceScatter:
       in[d] = m ? n * k : 0, out[d] = m ? k : 0;
       break;
-    case sg::NcclKind::SendRecv:
+    case shardcheck::CollectiveType::SendRecv:
       for (size_t i = 0; i < c.pairs.size(); ++i) {
         int64_t cnt = c.pairCounts.empty() ? k : c.pairCounts[i];
         if (c.pairs[i].first == d)
@@ -670,7 +670,7 @@ void bufferSizes(const sg::NcclCall &c, int world, std::vector<int64_t> &in,
           out[d] = std::max(out[d], cnt);
       }
       break;
-    case sg::NcclKind::AllToAllv: {
+    case shardcheck::CollectiveType::AllToAllv: {
       auto it = std::find(c.team.begin(), c.team.end(), d);
       if (it == c.team.end())
         break;
@@ -679,6 +679,8 @@ void bufferSizes(const sg::NcclCall &c, int world, std::vector<int64_t> &in,
         in[d] += c.counts[r][j], out[d] += c.counts[j][r];
       break;
     }
+    case shardcheck::CollectiveType::CollectivePermute: // No NcclCall runs one.
+      break;
     }
   }
 }
@@ -699,57 +701,57 @@ std::vector<std::vector<double>> reference(const sg::NcclCall &c,
     return reduceValues(c.reduceOp, v);
   };
   switch (c.kind) {
-  case sg::NcclKind::Allgather:
-  case sg::NcclKind::Gather:
+  case shardcheck::CollectiveType::Allgather:
+  case shardcheck::CollectiveType::Gather:
     for (int d : c.team)
-      if (c.kind == sg::NcclKind::Allgather || d == *c.root)
+      if (c.kind == shardcheck::CollectiveType::Allgather || d == *c.root)
         for (int64_t i = 0; i < n; ++i)
           for (int64_t t = 0; t < k; ++t)
             out[d][i * k + t] = in[c.team[i]][t];
-    if (c.kind == sg::NcclKind::Gather && std::find(c.team.begin(), c.team.end(), *c.root) ==
-                                              c.team.end())
+    if (c.kind == shardcheck::CollectiveType::Gather &&
+        std::find(c.team.begin(), c.team.end(), *c.root) == c.team.end())
       for (int64_t i = 0; i < n; ++i)
         for (int64_t t = 0; t < k; ++t)
           out[*c.root][i * k + t] = in[c.team[i]][t];
     break;
-  case sg::NcclKind::Scatter:
+  case shardcheck::CollectiveType::Scatter:
     for (int d : c.team)
       for (int64_t t = 0; t < k; ++t)
         out[d][t] = in[*c.root][r(d) * k + t];
     break;
-  case sg::NcclKind::Broadcast:
+  case shardcheck::CollectiveType::Broadcast:
     for (int d : c.team)
       for (int64_t t = 0; t < k; ++t)
         out[d][t] = in[*c.root][t];
     break;
-  case sg::NcclKind::AllToAll:
+  case shardcheck::CollectiveType::AllToAll:
     for (int d : c.team)
       for (int64_t i = 0; i < n; ++i)
         for (int64_t t = 0; t < k; ++t)
           out[d][i * k + t] = in[c.team[i]][r(d) * k + t];
     break;
-  case sg::NcclKind::Allreduce:
+  case shardcheck::CollectiveType::Allreduce:
     for (int d : c.team)
       for (int64_t t = 0; t < k; ++t)
         out[d][t] = over([&](int64_t i) { return in[c.team[i]][t]; });
     break;
-  case sg::NcclKind::Reduce:
+  case shardcheck::CollectiveType::Reduce:
     for (int64_t t = 0; t < k; ++t)
       out[*c.root][t] = over([&](int64_t i) { return in[c.team[i]][t]; });
     break;
-  case sg::NcclKind::ReduceScatter:
+  case shardcheck::CollectiveType::ReduceScatter:
     for (int d : c.team)
       for (int64_t t = 0; t < k; ++t)
         out[d][t] = over([&](int64_t i) { return in[c.team[i]][r(d) * k + t]; });
     break;
-  case sg::NcclKind::SendRecv:
+  case shardcheck::CollectiveType::SendRecv:
     for (size_t p = 0; p < c.pairs.size(); ++p) {
       int64_t cnt = c.pairCounts.empty() ? k : c.pairCounts[p];
       for (int64_t t = 0; t < cnt; ++t)
         out[c.pairs[p].second][t] = in[c.pairs[p].first][t];
     }
     break;
-  case sg::NcclKind::AllToAllv:
+  case shardcheck::CollectiveType::AllToAllv:
     for (size_t dr = 0; dr < c.team.size(); ++dr) {
       int64_t at = 0;
       for (size_t sr = 0; sr < c.team.size(); ++sr) {
@@ -761,6 +763,8 @@ std::vector<std::vector<double>> reference(const sg::NcclCall &c,
         at += c.counts[sr][dr];
       }
     }
+    break;
+  case shardcheck::CollectiveType::CollectivePermute: // No NcclCall runs one.
     break;
   }
   return out;
@@ -778,17 +782,17 @@ std::vector<Case> selftestCases(int world) {
     teams.push_back({"first", {0}});
     teams.push_back({"tail", std::vector<int>(all.begin() + 1, all.end())});
   }
-  const sg::NcclKind kinds[] = {sg::NcclKind::Allgather, sg::NcclKind::Gather,
-                                sg::NcclKind::Scatter,   sg::NcclKind::Broadcast,
-                                sg::NcclKind::AllToAll,  sg::NcclKind::Allreduce,
-                                sg::NcclKind::Reduce,    sg::NcclKind::ReduceScatter};
+  const shardcheck::CollectiveType kinds[] = {shardcheck::CollectiveType::Allgather, shardcheck::CollectiveType::Gather,
+                                shardcheck::CollectiveType::Scatter,   shardcheck::CollectiveType::Broadcast,
+                                shardcheck::CollectiveType::AllToAll,  shardcheck::CollectiveType::Allreduce,
+                                shardcheck::CollectiveType::Reduce,    shardcheck::CollectiveType::ReduceScatter};
   for (int64_t k : {int64_t(3), int64_t(40001)}) {
     for (const auto &[teamName, team] : teams) {
-      for (sg::NcclKind kind : kinds) {
-        bool rooted = kind == sg::NcclKind::Gather || kind == sg::NcclKind::Scatter ||
-                      kind == sg::NcclKind::Broadcast || kind == sg::NcclKind::Reduce;
-        bool reduces = kind == sg::NcclKind::Allreduce || kind == sg::NcclKind::Reduce ||
-                       kind == sg::NcclKind::ReduceScatter;
+      for (shardcheck::CollectiveType kind : kinds) {
+        bool rooted = kind == shardcheck::CollectiveType::Gather || kind == shardcheck::CollectiveType::Scatter ||
+                      kind == shardcheck::CollectiveType::Broadcast || kind == shardcheck::CollectiveType::Reduce;
+        bool reduces = kind == shardcheck::CollectiveType::Allreduce || kind == shardcheck::CollectiveType::Reduce ||
+                       kind == shardcheck::CollectiveType::ReduceScatter;
         std::vector<std::optional<int>> roots = {std::nullopt};
         if (rooted) {
           roots = {team.front(), team.back()};
@@ -809,9 +813,9 @@ std::vector<Case> selftestCases(int world) {
             c.call.team = team;
             c.call.root = root;
             c.call.reduceOp = op;
-            c.call.dataType = sg::NcclDataType::F64;
+            c.call.dataType = shardcheck::ElementType::F64;
             c.call.count = k;
-            c.name = std::string(sg::ncclKindName(kind)) + " team " + teamName +
+            c.name = std::string(shardcheck::collectiveTypeName(kind)) + " team " + teamName +
                      (root ? " root " + std::to_string(*root) : "") +
                      (reduces ? std::string(" ") + reduceOpName(op) : "") + " k " +
                      std::to_string(k);
@@ -823,15 +827,15 @@ std::vector<Case> selftestCases(int world) {
   if (world >= 2) {
     Case sr;
     sr.name = "SendRecv 0->last, last->0, 0->0 with per-pair counts";
-    sr.call.kind = sg::NcclKind::SendRecv;
-    sr.call.dataType = sg::NcclDataType::F64;
+    sr.call.kind = shardcheck::CollectiveType::SendRecv;
+    sr.call.dataType = shardcheck::ElementType::F64;
     sr.call.pairs = {{0, world - 1}, {world - 1, 0}};
     sr.call.pairCounts = {5, 7};
     cases.push_back(sr);
     Case self;
     self.name = "SendRecv self copies";
-    self.call.kind = sg::NcclKind::SendRecv;
-    self.call.dataType = sg::NcclDataType::F64;
+    self.call.kind = shardcheck::CollectiveType::SendRecv;
+    self.call.dataType = shardcheck::ElementType::F64;
     self.call.count = 9;
     for (int r = 0; r < world; ++r)
       self.call.pairs.push_back({r, r});
@@ -840,8 +844,8 @@ std::vector<Case> selftestCases(int world) {
   for (const auto &[teamName, team] : teams) {
     Case v;
     v.name = "AllToAllv team " + teamName;
-    v.call.kind = sg::NcclKind::AllToAllv;
-    v.call.dataType = sg::NcclDataType::F64;
+    v.call.kind = shardcheck::CollectiveType::AllToAllv;
+    v.call.dataType = shardcheck::ElementType::F64;
     v.call.team = team;
     size_t n = team.size();
     v.call.counts.assign(n, std::vector<int64_t>(n, 0));
@@ -999,8 +1003,8 @@ bool faultCase(const std::vector<int> &gpus, const sg::NcclOptions &options, boo
   auto stream = [&](int r) { return static_cast<cudaStream_t>(world->streamOf(r)); };
   if (kernelsHang) { // A matched pair first: the connections exist.
     sg::NcclCall ok;
-    ok.kind = sg::NcclKind::SendRecv;
-    ok.dataType = sg::NcclDataType::F32;
+    ok.kind = shardcheck::CollectiveType::SendRecv;
+    ok.dataType = shardcheck::ElementType::F32;
     ok.count = static_cast<int64_t>(elems);
     ok.pairs = {{0, 1}};
     sg::runCollective(*world, ok, {{0, buf[0]}}, {{1, buf[1]}});
@@ -1062,10 +1066,10 @@ int runFaultTestMpi(int devices, const sg::NcclOptions &options) {
   CK_CUDA(cudaMalloc(&buf, elems * sizeof(float)));
   CK_CUDA(cudaMemset(buf, 0, elems * sizeof(float)));
   sg::NcclCall all;
-  all.kind = sg::NcclKind::Allreduce;
+  all.kind = shardcheck::CollectiveType::Allreduce;
   for (int r = 0; r < g_size; ++r)
     all.team.push_back(r);
-  all.dataType = sg::NcclDataType::F32;
+  all.dataType = shardcheck::ElementType::F32;
   all.count = static_cast<int64_t>(elems);
   sg::runCollective(*world, all, {{g_rank, buf}}, {{g_rank, buf}}); // warm: both take part
   sg::waitAll(*world, 30);
@@ -1166,7 +1170,7 @@ void printHeader(const Bench &b) {
               "(medians), dtype %s, waitAll deadline %g s\n",
               g_mpi ? "one process per GPU (MPI)" : "single process", b.n(),
               b.args.blocking ? "blocking" : "non-blocking", b.args.iters, b.args.warmup,
-              b.args.rounds, sg::dataTypeName(b.args.dtype), b.args.timeout);
+              b.args.rounds, shardcheck::elementTypeName(b.args.dtype), b.args.timeout);
   for (const auto &l : lines)
     std::printf("%s\n", l.c_str());
   std::fflush(stdout);

@@ -14,7 +14,7 @@
 #include "checker/Checker.h"
 #include "checker/PlanBuilder.h"
 #include "ir/Fusion.h"
-#include "ir/plan/Plan.h"
+#include "plan/Plan.h"
 #include "util/Diagnostics.h"
 
 #include <optional>

@@ -3,25 +3,21 @@
 
 #include <algorithm>
 
-#include <array>
-
 namespace shardcheck {
 
 namespace {
-constexpr std::array<std::pair<CommKind, const char *>, 12> kCommNames{{
-    {CommKind::None, "none"},
-    {CommKind::Alias, "alias"},
-    {CommKind::Allgather, "Allgather"},
-    {CommKind::Gather, "Gather"},
-    {CommKind::Scatter, "Scatter"},
-    {CommKind::Broadcast, "Broadcast"},
-    {CommKind::AllToAll, "AllToAll"},
-    {CommKind::Allreduce, "Allreduce"},
-    {CommKind::Reduce, "Reduce"},
-    {CommKind::ReduceScatter, "ReduceScatter"},
-    {CommKind::SendRecv, "SendRecv"},
-    {CommKind::Unsupported, "unsupported"},
-}};
+
+/// Every lowering's collective, in the list's order.
+constexpr std::pair<CommKind, CollectiveType> kLoweringCollectives[] = {
+#define SC_LOWERING_ROW(name, hostIr, lowering, ...)                                               \
+  SC_COLLECTIVE_IF(lowering, {CommKind::name, CollectiveType::name}, )
+    SHARDCHECK_COLLECTIVES(SC_LOWERING_ROW)
+#undef SC_LOWERING_ROW
+};
+
+/// The kinds that are no collective, with their spellings.
+constexpr std::pair<CommKind, const char *> kOtherKinds[] = {
+    {CommKind::None, "none"}, {CommKind::Alias, "alias"}, {CommKind::Unsupported, "unsupported"}};
 
 } // namespace
 
@@ -37,47 +33,50 @@ std::string devicesStr(const std::vector<int64_t> &v) {
 }
 
 const char *commKindName(CommKind k) {
-  for (const auto &[kind, name] : kCommNames)
+  if (auto c = collectiveOfCommKind(k))
+    return collectiveTypeName(*c);
+  for (const auto &[kind, name] : kOtherKinds)
     if (kind == k)
       return name;
   return "unsupported";
 }
 
 std::optional<CommKind> parseCommKind(const std::string &s) {
-  for (const auto &[kind, name] : kCommNames)
+  for (const auto &[kind, name] : kOtherKinds)
     if (s == name)
+      return kind;
+  for (const auto &[kind, c] : kLoweringCollectives)
+    if (s == collectiveTypeName(c))
       return kind;
   return std::nullopt;
 }
 
 std::optional<CommKind> commKindFromCollective(CollectiveType c) {
-  switch (c) {
-  case CollectiveType::Gather:
-    return CommKind::Gather;
-  case CollectiveType::Allgather:
-    return CommKind::Allgather;
-  case CollectiveType::Scatter:
-    return CommKind::Scatter;
-  case CollectiveType::Reduce:
-    return CommKind::Reduce;
-  case CollectiveType::Allreduce:
-    return CommKind::Allreduce;
-  case CollectiveType::ReduceScatter:
-    return CommKind::ReduceScatter;
-  case CollectiveType::Broadcast:
-    return CommKind::Broadcast;
-  case CollectiveType::SendRecv:
-    return CommKind::SendRecv;
-  case CollectiveType::AllToAll:
-    return CommKind::AllToAll;
-  case CollectiveType::CollectivePermute:
-    return std::nullopt;
-  }
+  for (const auto &[kind, collective] : kLoweringCollectives)
+    if (collective == c)
+      return kind;
+  return std::nullopt;
+}
+
+std::optional<CollectiveType> collectiveOfCommKind(CommKind k) {
+  for (const auto &[kind, collective] : kLoweringCollectives)
+    if (kind == k)
+      return collective;
   return std::nullopt;
 }
 
 bool isReductionComm(CommKind k) {
-  return k == CommKind::Allreduce || k == CommKind::Reduce || k == CommKind::ReduceScatter;
+  std::optional<CollectiveType> c = collectiveOfCommKind(k);
+  return c && isReductionCollective(*c);
+}
+
+RootRole commRootRole(CommKind k) {
+  std::optional<CollectiveType> c = collectiveOfCommKind(k);
+  return c ? collectiveInfo(*c).root : RootRole::None;
+}
+
+bool isRootedComm(CommKind k) {
+  return commRootRole(k) != RootRole::None;
 }
 
 std::string Lowering::str() const {

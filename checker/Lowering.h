@@ -15,19 +15,15 @@
 
 namespace shardcheck {
 
-/// The communication an edge needs or was given (DESIGN section 6 names).
+/// The communication an edge needs or was given (DESIGN section 6 names):
+/// none, an alias, or one of the collectives ir/Collectives.h marks
+/// `lowering`, in that list's order.
 enum class CommKind {
   None,
   Alias,
-  Allgather,
-  Gather,
-  Scatter,
-  Broadcast,
-  AllToAll,
-  Allreduce,
-  Reduce,
-  ReduceScatter,
-  SendRecv,
+#define SC_COMM_KIND(name, hostIr, lowering, ...) SC_COLLECTIVE_IF(lowering, name, )
+  SHARDCHECK_COLLECTIVES(SC_COMM_KIND)
+#undef SC_COMM_KIND
   Unsupported,
 };
 
@@ -38,7 +34,12 @@ const char *commKindName(CommKind k);
 std::string devicesStr(const std::vector<int64_t> &devices);
 std::optional<CommKind> parseCommKind(const std::string &s);
 std::optional<CommKind> commKindFromCollective(CollectiveType c);
+/// The collective a lowering runs; nullopt for None, Alias, Unsupported.
+std::optional<CollectiveType> collectiveOfCommKind(CommKind k);
 bool isReductionComm(CommKind k);
+/// What a lowering's root does (RootRole::None for kinds without one).
+RootRole commRootRole(CommKind k);
+bool isRootedComm(CommKind k);
 
 /// One group of devices taking part in a collective, in rank order.
 struct Team {

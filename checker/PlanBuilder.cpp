@@ -145,7 +145,7 @@ private:
     return plan_.buffers.back();
   }
   void addStep(PlanStep s) { plan_.steps.push_back(std::move(s)); }
-  PlanStep collectiveStep(const std::string &name, const std::vector<Team> &teams,
+  PlanStep collectiveStep(CollectiveType collective, const std::vector<Team> &teams,
                           const std::string &in, const std::string &out,
                           const std::vector<PlanVerdict> &restsOn) const;
 
@@ -277,12 +277,12 @@ void Builder::addConstraints() {
     }
 }
 
-PlanStep Builder::collectiveStep(const std::string &name, const std::vector<Team> &teams,
+PlanStep Builder::collectiveStep(CollectiveType collective, const std::vector<Team> &teams,
                                  const std::string &in, const std::string &out,
                                  const std::vector<PlanVerdict> &restsOn) const {
   PlanStep s;
   s.kind = StepKind::Collective;
-  s.collective = name;
+  s.collective = collective;
   std::set<int64_t> devices;
   for (const Team &t : teams) {
     PlanTeam pt{t.devices, t.root, t.pairs};
@@ -324,7 +324,7 @@ std::string Builder::gatherInto(const Chosen &c, const std::string &target) {
       temp.local.push_back(PlanLocal{d, shape});
   }
   std::string name = addBuffer(temp).name;
-  addStep(collectiveStep("Allgather", c.lowering.teams, tensorName(c.edge->producer), name,
+  addStep(collectiveStep(CollectiveType::Allgather, c.lowering.teams, tensorName(c.edge->producer), name,
                          {c.verdict}));
   return name;
 }
@@ -334,7 +334,7 @@ void Builder::planCollective(const Chosen &c, const std::string &target) {
   std::string producer = tensorName(c.edge->producer);
   std::vector<PlanVerdict> rests{c.verdict};
   if (!l.localPermute) {
-    addStep(collectiveStep(commKindName(l.kind), l.teams, producer, target, rests));
+    addStep(collectiveStep(*collectiveOfCommKind(l.kind), l.teams, producer, target, rests));
     return;
   }
   const PlanBuffer *targetBuffer = plan_.buffer(target);
@@ -385,7 +385,7 @@ void Builder::planCollective(const Chosen &c, const std::string &target) {
   for (const PlanLocal &pl : plan_.buffer(packedName)->local)
     pack.devices.push_back(pl.device);
   addStep(pack);
-  addStep(collectiveStep("AllToAllv", l.teams, packedName, unpackedName, rests));
+  addStep(collectiveStep(CollectiveType::AllToAllv, l.teams, packedName, unpackedName, rests));
   copy.inputs = {unpackedName};
   addStep(copy);
 }
@@ -412,15 +412,15 @@ void Builder::planReduction(size_t expr, const std::vector<Chosen> &chosen) {
     reducing = &c;
   }
   const Lowering &l = reducing->lowering;
-  std::string op = reductionOperatorOf(e);
-  if (op.empty())
+  std::optional<ReduceOp> op = reduceOpOf(e);
+  if (!op)
     throw PlanError("the reduction defining " + tensorName(out) +
                         " has no operator a collective can apply",
                     e.loc);
   if (l.reduceInput == Lowering::ReduceInput::ProducerBuffer) {
     // The compiler's collective as its runtime runs it: on the producer's
     // own buffers, with no partial step and no initial value or bias.
-    PlanStep coll = collectiveStep(commKindName(l.kind), l.teams,
+    PlanStep coll = collectiveStep(*collectiveOfCommKind(l.kind), l.teams,
                                    tensorName(reducing->edge->producer), tensorName(out), rests);
     coll.reduceOp = op;
     addStep(coll);
@@ -435,7 +435,7 @@ void Builder::planReduction(size_t expr, const std::vector<Chosen> &chosen) {
   partial.dtype = f_.tensor(out).dtype;
   partial.consumer = out;
   partial.expr = expr;
-  partial.collective = commKindName(l.kind);
+  partial.collective = collectiveOfCommKind(l.kind);
   std::vector<Extent> outShape = localShape(f_, f_.tensor(out));
   for (const Team &t : l.teams) {
     partial.teams.push_back(PlanTeam{t.devices, t.root, t.pairs});
@@ -459,7 +459,7 @@ void Builder::planReduction(size_t expr, const std::vector<Chosen> &chosen) {
   compute.restsOn = rests;
   addStep(compute);
   PlanStep coll =
-      collectiveStep(commKindName(l.kind), l.teams, partialName, tensorName(out), rests);
+      collectiveStep(*collectiveOfCommKind(l.kind), l.teams, partialName, tensorName(out), rests);
   coll.reduceOp = op;
   addStep(coll);
   // The initial value of a reduction, or a linear's bias, is applied once,

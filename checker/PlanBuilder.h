@@ -1,4 +1,4 @@
-// Building a plan (ir/plan/Plan.h) from a checked fusion.
+// Building a plan (plan/Plan.h) from a checked fusion.
 //
 // buildPlan turns the verdict of every edge into buffers and steps, one
 // expression at a time in dependency order:
@@ -25,7 +25,7 @@
 #pragma once
 
 #include "checker/Checker.h"
-#include "ir/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include <stdexcept>
 #include <string>

@@ -289,9 +289,10 @@ Lowering loweringOfCommunication(const Fusion &fusion, const Expr &expr) {
   if (ci.root) {
     const auto inputs = expr.tensorInputs();
     const TensorView *side = nullptr;
-    if ((l.kind == CommKind::Broadcast || l.kind == CommKind::Scatter) && !expr.outputs.empty())
+    RootRole root = commRootRole(l.kind);
+    if (root == RootRole::Sends && !expr.outputs.empty())
       side = &fusion.tensor(expr.outputs[0]);
-    if ((l.kind == CommKind::Gather || l.kind == CommKind::Reduce) && !inputs.empty())
+    if (root == RootRole::Receives && !inputs.empty())
       side = &fusion.tensor(inputs[0]);
     if (side && side->mesh && !side->mesh->contains(*ci.root))
       printed.devices.erase(std::remove(printed.devices.begin(), printed.devices.end(), *ci.root),

@@ -157,9 +157,9 @@ std::vector<int64_t> BufferMap::compute(const PlanBuffer &b, int64_t device) con
     const TensorLayout &c = layout(b.tensor);
     if (!team || !std::count(team->devices.begin(), team->devices.end(), device))
       return {};
-    if (b.collective == "Allreduce")
+    if (b.collective == CollectiveType::Allreduce)
       return c.slots(device);
-    if (b.collective == "Reduce")
+    if (b.collective == CollectiveType::Reduce)
       return team->root ? c.slots(*team->root) : std::vector<int64_t>{};
     std::vector<int64_t> out; // ReduceScatter
     for (int64_t member : team->devices) {

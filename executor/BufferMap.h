@@ -1,6 +1,6 @@
 // BufferMap: which element each slot of each plan buffer holds.
 //
-// A plan (ir/plan/Plan.h) names buffers of six kinds; this file says, at
+// A plan (plan/Plan.h) names buffers of six kinds; this file says, at
 // concrete sizes, what every slot of every device's buffer holds, from the
 // executor's own layouts (executor/Layout.h) and the fusion's domain maps:
 // - tensor T: T's element at that slot of T's layout;
@@ -23,7 +23,7 @@
 
 #include "executor/Layout.h"
 #include "ir/FusionGraph.h"
-#include "ir/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include <map>
 #include <memory>

@@ -330,7 +330,7 @@ int64_t PlanRun::runCollective(const PlanStep &step) {
         out[d] = s;
     }
     try {
-      if (step.collective == "AllToAllv") {
+      if (step.collective == CollectiveType::AllToAllv) {
         auto counts = map_->packCounts(inBuffer, team);
         backend_.allToAllv(team.devices, counts, in, out, inBuffer.name, outBuffer.name);
         for (size_t s = 0; s < counts.size(); ++s)
@@ -339,11 +339,11 @@ int64_t PlanRun::runCollective(const PlanStep &step) {
         continue;
       }
       SimCollectiveCall call;
-      call.kind = *parseSimCollective(step.collective);
+      call.kind = *step.collective;
       call.team = team.devices;
       call.root = team.root;
       call.pairs = team.pairs;
-      call.op = parseReduceOp(step.reduceOp);
+      call.op = step.reduceOp.value_or(ReduceOp::Sum);
       call.inputName = inBuffer.name;
       call.outputName = outBuffer.name;
       // Every process checks every device's counts, so all fail alike.

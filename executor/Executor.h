@@ -31,7 +31,7 @@
 #include "executor/Reference.h"
 #include "executor/SimCollectives.h"
 #include "executor/Validate.h"
-#include "ir/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include <cstdint>
 #include <map>

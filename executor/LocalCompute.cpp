@@ -29,14 +29,6 @@ std::unordered_map<int64_t, int64_t> slotsByElement(const std::vector<int64_t> &
   return slots;
 }
 
-ReduceOp reduceOpOf(const Expr &e) {
-  std::string op = reductionOperatorOf(e);
-  return op == "prod"  ? ReduceOp::Prod
-         : op == "max" ? ReduceOp::Max
-         : op == "min" ? ReduceOp::Min
-                       : ReduceOp::Sum;
-}
-
 /// A reduction's starting value: its printed initial value, else identity.
 double initialValue(const Expr &e, ReduceOp op, const Bindings &symbols) {
   std::string text = e.attr("initial value");
@@ -248,7 +240,7 @@ LocalCompute Builder::elementwise() {
 LocalCompute Builder::segmentReduce() {
   LocalCompute c;
   c.form = LocalCompute::Form::SegmentReduce;
-  c.op = reduceOpOf(expr_);
+  c.op = reduceOpOf(expr_).value_or(ReduceOp::Sum);
   c.init = partial() ? reduceIdentity(c.op) : initialValue(expr_, c.op, symbols_);
   LocalOperand in;
   in.buffer = step_.inputs.at(0);
@@ -339,7 +331,7 @@ LocalCompute Builder::pairDot() {
 LocalCompute Builder::epilogue() {
   LocalCompute c;
   c.form = LocalCompute::Form::Epilogue;
-  c.op = reduceOpOf(expr_);
+  c.op = reduceOpOf(expr_).value_or(ReduceOp::Sum);
   c.init =
       expr_.kind == OpKind::Reduction ? initialValue(expr_, c.op, symbols_) : reduceIdentity(c.op);
   if (expr_.kind == OpKind::Linear && expr_.inputs.size() == 3)

@@ -677,14 +677,7 @@ HostTensor evaluateExpression(const Fusion &fusion, const FusionGraph &graph, si
 }
 
 double partialIdentity(const Expr &expr) {
-  std::string op = reductionOperatorOf(expr);
-  if (op == "prod")
-    return 1.0;
-  if (op == "max")
-    return -std::numeric_limits<double>::infinity();
-  if (op == "min")
-    return std::numeric_limits<double>::infinity();
-  return 0.0;
+  return reduceIdentity(reduceOpOf(expr).value_or(ReduceOp::Sum));
 }
 
 bool needsEpilogue(const Expr &expr, const Bindings &symbols) {

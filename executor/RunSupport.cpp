@@ -37,7 +37,7 @@ void refuseUnverifiedSteps(const Plan &plan, bool allowUnverified) {
     return;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep &s = plan.steps[i];
-    if (s.verified()) // the one rule (ir/plan/Plan.h)
+    if (s.verified()) // the one rule (plan/Plan.h)
       continue;
     std::string step = "step " + std::to_string(i);
     if (s.restsOn.empty())
@@ -304,7 +304,7 @@ std::string describeStep(const Plan &plan, const PlanStep &s) {
       if (t.root)
         teams += " root " + std::to_string(*t.root);
     }
-    return s.collective + " " + in + " -> " + s.output + " over " + teams;
+    return std::string(collectiveTypeName(*s.collective)) + " " + in + " -> " + s.output + " over " + teams;
   }
   case StepKind::Alias:
     return "alias " + in + " -> " + s.output;
@@ -312,27 +312,6 @@ std::string describeStep(const Plan &plan, const PlanStep &s) {
     return "copy " + in + " -> " + s.output;
   }
   return "?";
-}
-
-std::optional<SimCollective> parseSimCollective(const std::string &name) {
-  static const std::map<std::string, SimCollective> kinds = {
-      {"Allgather", SimCollective::Allgather}, {"Gather", SimCollective::Gather},
-      {"Scatter", SimCollective::Scatter},     {"Broadcast", SimCollective::Broadcast},
-      {"AllToAll", SimCollective::AllToAll},   {"Allreduce", SimCollective::Allreduce},
-      {"Reduce", SimCollective::Reduce},       {"ReduceScatter", SimCollective::ReduceScatter},
-      {"SendRecv", SimCollective::SendRecv}};
-  auto it = kinds.find(name);
-  return it == kinds.end() ? std::nullopt : std::optional<SimCollective>(it->second);
-}
-
-ReduceOp parseReduceOp(const std::string &op) {
-  if (op == "prod")
-    return ReduceOp::Prod;
-  if (op == "max")
-    return ReduceOp::Max;
-  if (op == "min")
-    return ReduceOp::Min;
-  return ReduceOp::Sum;
 }
 
 /// Bytes a collective delivers from other devices (StepReport::bytesMoved).
@@ -346,38 +325,40 @@ int64_t collectiveBytesMoved(const SimCollectiveCall &call, const std::map<int64
   auto isMember = [&](int64_t d) { return std::count(call.team.begin(), call.team.end(), d) > 0; };
   int64_t values = 0;
   switch (call.kind) {
-  case SimCollective::Allgather: // Every member receives the others' chunks.
+  case CollectiveType::Allgather: // Every member receives the others' chunks.
     for (int64_t d : call.team)
       values += size(out, d) - size(in, d);
     break;
-  case SimCollective::AllToAll: // Every member keeps its own chunk.
+  case CollectiveType::AllToAll: // Every member keeps its own chunk.
     for (int64_t d : call.team)
       values += n > 0 ? size(out, d) * (n - 1) / n : 0;
     break;
-  case SimCollective::Allreduce:     // Every member receives n-1 partials ...
-  case SimCollective::ReduceScatter: // ... of its own output chunk.
+  case CollectiveType::Allreduce:     // Every member receives n-1 partials ...
+  case CollectiveType::ReduceScatter: // ... of its own output chunk.
     for (int64_t d : call.team)
       values += size(out, d) * (n - 1);
     break;
-  case SimCollective::Gather:
-  case SimCollective::Reduce: {
+  case CollectiveType::Gather:
+  case CollectiveType::Reduce: {
     int64_t root = call.root.value_or(-1);
     int64_t others = n - (isMember(root) ? 1 : 0);
-    int64_t chunk = call.kind == SimCollective::Gather ? size(out, root) / std::max<int64_t>(n, 1)
+    int64_t chunk = call.kind == CollectiveType::Gather ? size(out, root) / std::max<int64_t>(n, 1)
                                                        : size(out, root);
     values = chunk * others;
     break;
   }
-  case SimCollective::Scatter:
-  case SimCollective::Broadcast:
+  case CollectiveType::Scatter:
+  case CollectiveType::Broadcast:
     for (int64_t d : call.team)
       if (!call.root || d != *call.root)
         values += size(out, d);
     break;
-  case SimCollective::SendRecv:
+  case CollectiveType::SendRecv:
     for (const auto &[src, dst] : call.pairs)
       if (src != dst)
         values += size(in, src);
+    break;
+  default: // AllToAllv counts its bytes itself.
     break;
   }
   return values * elementSize;

@@ -95,11 +95,6 @@ std::vector<int64_t> copyGather(const Plan &plan, const BufferMap &map, const Pl
 /// `Allgather T1 -> T3 over (0 1)`, `T2 = +(T0, T3)`, `alias T1 -> T3`.
 std::string describeStep(const Plan &plan, const PlanStep &step);
 
-/// The collective a plan step names (AllToAllv has none: it is separate).
-std::optional<SimCollective> parseSimCollective(const std::string &name);
-/// `sum`, `prod`, `max`, `min` (default sum).
-ReduceOp parseReduceOp(const std::string &op);
-
 /// Bytes a collective delivers from other devices (StepReport::bytesMoved),
 /// from every participant's buffer sizes.
 int64_t collectiveBytesMoved(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in,

@@ -18,6 +18,8 @@
 // check that the values delivered are right (validation does).
 #pragma once
 
+#include "ir/Collectives.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -31,32 +33,14 @@ namespace shardcheck {
 /// A device's buffer: its values, one double per slot.
 using SimBuffer = std::vector<double>;
 
-/// The reduction operator of Allreduce, Reduce and ReduceScatter.
-enum class ReduceOp { Sum, Prod, Max, Min };
-const char *reduceOpName(ReduceOp op);
 /// `op` applied to two values; Max and Min propagate NaN (as torch.max
 /// does), so a NaN on one device cannot vanish from the result.
 double reduceCombine(ReduceOp op, double a, double b);
-/// The value that leaves any other unchanged under `op` (0, 1, -inf, +inf).
-double reduceIdentity(ReduceOp op);
-
-/// The collectives the sim backend runs (DESIGN section 3's table).
-enum class SimCollective {
-  Allgather,
-  Gather,
-  Scatter,
-  Broadcast,
-  AllToAll,
-  Allreduce,
-  Reduce,
-  ReduceScatter,
-  SendRecv,
-};
-const char *simCollectiveName(SimCollective c);
 
 /// One collective call over one team.
 struct SimCollectiveCall {
-  SimCollective kind = SimCollective::Allgather;
+  /// One of DESIGN section 3's table (not AllToAllv: runSimAllToAllv).
+  CollectiveType kind = CollectiveType::Allgather;
   /// Members in rank order (for SendRecv: empty, see `pairs`).
   std::vector<int64_t> team;
   /// Gather, Scatter, Broadcast, Reduce. The root need not be a member: a
@@ -107,6 +91,11 @@ void runSimCollective(const SimCollectiveCall &call, const std::map<int64_t, con
 /// way instead of hanging in a mismatched call.
 void checkCollectiveCounts(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in,
                            const std::map<int64_t, int64_t> &out);
+
+/// The per-rank chunk k of `call` (the k above) from the sizes
+/// checkCollectiveCounts accepted: its sender's input over the input's chunk
+/// multiple (ir/Collectives.h). SendRecv has none (0).
+int64_t perRankChunk(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in);
 
 /// AllToAll with a chunk size per (source, destination) pair (MPI's
 /// Alltoallv, NCCL's grouped send/recv): out_d is the concatenation over

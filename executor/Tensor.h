@@ -10,7 +10,7 @@
 // tensors: the executor and the validation do.
 #pragma once
 
-#include "ir/Types.h"
+#include "ir/ElementTypes.h"
 
 #include <cstdint>
 #include <vector>
@@ -55,28 +55,7 @@ private:
   std::vector<double> data_;
 };
 
-/// Whether values of `d` are integers (integer types, Index and Bool).
-bool isIntegralDtype(DataType d);
-/// Whether `d` is a real floating-point type (Unknown counts as one: a dump
-/// without dtypes is evaluated without rounding).
-bool isFloatingDtype(DataType d);
-
-/// The value `v` becomes when stored as `d`:
-/// - Double and Unknown: unchanged.
-/// - Float, Half, BFloat16, Float8_e4m3, Float8_e5m2: rounded to nearest,
-///   ties to even, with subnormals; overflow gives +-inf (NaN for e4m3, which
-///   has no infinity), as a CUDA conversion does.
-/// - Integer types and Index: truncated toward zero and saturated to the
-///   type's range, NaN gives 0 (CUDA's saturating float-to-int conversion).
-/// - Bool: 1 when v != 0 (NaN included), else 0.
-/// Dtypes without a rule (fp4, e8m0, complex) are an InputError.
-double roundToDtype(double v, DataType d);
-
 /// A copy of `t` with every element rounded to `d` and dtype `d`.
 HostTensor roundedTo(const HostTensor &t, DataType d);
-
-/// The largest value of dtype `d` below 1.0 (for floating types), so random
-/// inputs stay in [-1, 1) after rounding.
-double largestBelowOne(DataType d);
 
 } // namespace shardcheck

@@ -17,6 +17,7 @@
 #include "ir/Lints.h"
 #include "ir/Printer.h"
 #include "ir/reader/DumpReader.h"
+#include "tests/DocumentCompare.h"
 #include "util/Diagnostics.h"
 
 #include <cxxabi.h>

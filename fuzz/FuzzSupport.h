@@ -25,7 +25,7 @@
 
 #include "executor/Reference.h"
 #include "ir/Fusion.h"
-#include "ir/plan/Plan.h"
+#include "plan/Plan.h"
 
 #include <nlohmann/json.hpp>
 

@@ -12,7 +12,7 @@
 // may well compute wrong values); fuzz_pipeline.cpp does for proved plans.
 #include "fuzz/FuzzSupport.h"
 
-#include "ir/plan/Plan.h"
+#include "plan/Plan.h"
 
 using namespace shardcheck;
 

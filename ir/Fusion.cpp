@@ -149,9 +149,7 @@ std::string Expr::attr(const std::string &key) const {
 bool isReducingCommunication(const Expr &e) {
   if (e.kind != OpKind::Communication || !e.communication)
     return false;
-  CollectiveType t = e.communication->type;
-  return t == CollectiveType::Allreduce || t == CollectiveType::Reduce ||
-         t == CollectiveType::ReduceScatter;
+  return isReductionCollective(e.communication->type);
 }
 
 bool isReductionOp(const Expr &e) {
@@ -159,20 +157,27 @@ bool isReductionOp(const Expr &e) {
          isReducingCommunication(e);
 }
 
-std::string reductionOperatorOf(const Expr &e) {
+std::optional<ReduceOp> reduceOpOf(const Expr &e) {
   // nvFuser's reducing communications sum (its default reduction op).
   if (e.kind == OpKind::Matmul || e.kind == OpKind::Linear || isReducingCommunication(e))
-    return "sum";
+    return ReduceOp::Sum;
   if (e.kind != OpKind::Reduction)
-    return "";
+    return std::nullopt;
   std::string op = e.attr("op");
   if (op == "add")
-    return "sum";
+    return ReduceOp::Sum;
   if (op == "mul")
-    return "prod";
-  if (op == "max" || op == "min")
-    return op;
-  return "";
+    return ReduceOp::Prod;
+  if (op == "max")
+    return ReduceOp::Max;
+  if (op == "min")
+    return ReduceOp::Min;
+  return std::nullopt;
+}
+
+std::string reductionOperatorOf(const Expr &e) {
+  std::optional<ReduceOp> op = reduceOpOf(e);
+  return op ? reduceOpName(*op) : "";
 }
 
 std::optional<bool> initialValueIsIdentity(const Expr &e) {
@@ -183,16 +188,10 @@ std::optional<bool> initialValueIsIdentity(const Expr &e) {
   if (!read)
     return std::nullopt;
   double v = *read;
-  std::string op = reductionOperatorOf(e);
-  if (op == "sum")
-    return v == 0.0;
-  if (op == "prod")
-    return v == 1.0;
-  if (op == "max")
-    return v == -std::numeric_limits<double>::infinity();
-  if (op == "min")
-    return v == std::numeric_limits<double>::infinity();
-  return std::nullopt;
+  std::optional<ReduceOp> op = reduceOpOf(e);
+  if (!op)
+    return std::nullopt;
+  return v == reduceIdentity(*op);
 }
 
 std::vector<TensorNum> Expr::tensorInputs() const {

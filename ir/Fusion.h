@@ -179,8 +179,10 @@ bool isReducingCommunication(const Expr &e);
 /// Whether `e` reduces over an axis (reduction, matmul, linear, a reducing
 /// host IR communication).
 bool isReductionOp(const Expr &e);
-/// The operator that combines partial results of a reduction op: `sum`
-/// (add, matmul, linear), `prod`, `max`, `min`; empty when unknown.
+/// The operator that combines partial results of a reduction op: Sum (add,
+/// matmul, linear), Prod, Max, Min; nullopt when unknown.
+std::optional<ReduceOp> reduceOpOf(const Expr &e);
+/// reduceOpOf's spelling (`sum`, ...); empty when unknown.
 std::string reductionOperatorOf(const Expr &e);
 /// Whether a reduction's printed `initial value` is its operator's identity
 /// (true when none is printed); nullopt when the value cannot be read.

@@ -243,37 +243,4 @@ int dataTypeSize(DataType d) {
   return 0;
 }
 
-namespace {
-struct CtSpelling {
-  CollectiveType type;
-  const char *spelling;
-};
-constexpr std::array<CtSpelling, 10> kCtSpellings{{
-    {CollectiveType::Gather, "Gather"},
-    {CollectiveType::Allgather, "Allgather"},
-    {CollectiveType::Scatter, "Scatter"},
-    {CollectiveType::Reduce, "Reduce"},
-    {CollectiveType::Allreduce, "Allreduce"},
-    {CollectiveType::ReduceScatter, "ReduceScatter"},
-    {CollectiveType::Broadcast, "Broadcast"},
-    {CollectiveType::SendRecv, "SendRecv"},
-    {CollectiveType::AllToAll, "AllToAll"},
-    {CollectiveType::CollectivePermute, "CollectivePermute"},
-}};
-} // namespace
-
-const char *collectiveTypeName(CollectiveType c) {
-  for (const auto &s : kCtSpellings)
-    if (s.type == c)
-      return s.spelling;
-  return "?";
-}
-
-std::optional<CollectiveType> parseCollectiveType(std::string_view s) {
-  for (const auto &sp : kCtSpellings)
-    if (s == sp.spelling)
-      return sp.type;
-  return std::nullopt;
-}
-
 } // namespace shardcheck

@@ -6,6 +6,8 @@
 // strings on the nodes themselves.
 #pragma once
 
+#include "ir/Collectives.h" // CollectiveType
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -98,22 +100,5 @@ const char *dataTypeName(DataType d);
 std::optional<DataType> parseDataType(std::string_view s);
 /// Bytes per element; 0 for Unknown, 1 for the sub-byte fp4 (rounded up).
 int dataTypeSize(DataType d);
-
-/// Collective types as nvFuser names them in host IR.
-enum class CollectiveType {
-  Gather,
-  Allgather,
-  Scatter,
-  Reduce,
-  Allreduce,
-  ReduceScatter,
-  Broadcast,
-  SendRecv,
-  AllToAll,
-  CollectivePermute,
-};
-
-const char *collectiveTypeName(CollectiveType c);
-std::optional<CollectiveType> parseCollectiveType(std::string_view s);
 
 } // namespace shardcheck

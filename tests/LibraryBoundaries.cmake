@@ -8,8 +8,10 @@
 # - checker/bruteforce/ includes of checker/ only itself and the vocabulary
 #   (checker/Lowering.h): the independent oracle shares none of the SMT
 #   reasoning (sc_bruteforce does not link sc_smt);
-# - util/ and ir/ include nothing of checker/, executor/ or tools/, and no
-#   library includes tools/ (the tools sit on top).
+# - util/ and ir/ include nothing of plan/, checker/, executor/ or tools/;
+#   plan/ nothing of checker/, executor/ or tools/; executor/ nothing of
+#   checker/ (it runs what a plan says); no library includes tools/ (the
+#   tools sit on top).
 #
 # This file does not check link lines (CMakeLists.txt states those) and
 # reads only the first include of a line.
@@ -60,7 +62,13 @@ foreach(rel IN LISTS sources)
                    "the brute force shares none of the SMT reasoning")
   endif()
   if(rel MATCHES "^(util|ir)/")
-    forbid_include(${file} ${rel} "\"(checker|executor|tools)/" "" "util and ir are below")
+    forbid_include(${file} ${rel} "\"(plan|checker|executor|tools)/" "" "util and ir are below")
+  endif()
+  if(rel MATCHES "^plan/")
+    forbid_include(${file} ${rel} "\"(checker|executor|tools)/" "" "plan is below the checker and executor")
+  endif()
+  if(rel MATCHES "^executor/")
+    forbid_include(${file} ${rel} "\"checker/" "" "the executor runs plans and never links the checker")
   endif()
   if(NOT rel MATCHES "^(tools|tests|fuzz|bench)/")
     forbid_include(${file} ${rel} "\"tools/" "" "the tools sit on top")

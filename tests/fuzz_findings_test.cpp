@@ -13,8 +13,9 @@
 //
 // This file does not run the fuzzers (scripts/dev.sh fuzz-ci does).
 #include "ir/Json.h"
-#include "ir/plan/Plan.h"
 #include "ir/reader/DumpReader.h"
+#include "plan/Plan.h"
+#include "tests/DocumentCompare.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
 

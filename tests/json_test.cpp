@@ -9,6 +9,7 @@
 #include "ir/Printer.h"
 #include "ir/json/InputRules.h"
 #include "ir/reader/DumpReader.h"
+#include "tests/DocumentCompare.h"
 #include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>

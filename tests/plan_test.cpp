@@ -14,6 +14,7 @@
 #include "executor/Executor.h"
 #include "executor/RunPlan.h"
 #include "ir/reader/DumpReader.h"
+#include "plan/PlanVerifier.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
 
@@ -149,7 +150,7 @@ TEST(PlanBuild, RecordsVersionHashAndVerdicts) {
     }
     if (s.kind == StepKind::Collective) {
       sawAllgather = true;
-      EXPECT_EQ(s.collective, "Allgather");
+      EXPECT_EQ(s.collective, CollectiveType::Allgather);
       EXPECT_FALSE(s.counts.empty());
     }
   }
@@ -161,12 +162,12 @@ TEST(PlanBuild, ReductionIsPartialCollectiveAndEpilogue) {
   std::vector<std::string> kinds;
   for (const PlanStep &s : plan.steps)
     kinds.push_back(s.kind == StepKind::Compute      ? computeModeName(s.mode)
-                    : s.kind == StepKind::Collective ? s.collective
+                    : s.kind == StepKind::Collective ? collectiveTypeName(*s.collective)
                                                      : "other");
   // linear, cast, relu, cast, then the row-parallel linear: partial + Allreduce.
   std::vector<std::string> expected = {"whole", "whole", "whole", "whole", "partial", "Allreduce"};
   EXPECT_EQ(kinds, expected);
-  EXPECT_EQ(plan.steps[5].reduceOp, "sum");
+  EXPECT_EQ(plan.steps[5].reduceOp, ReduceOp::Sum);
   EXPECT_TRUE(runSim(plan).matches());
 }
 
@@ -186,6 +187,27 @@ TEST(PlanJson, RoundTripIsExact) {
     std::string text = planToJsonText(planOf(file));
     Plan back = planFromJsonText(text, "x.json");
     EXPECT_EQ(planToJsonText(back), text);
+  }
+}
+
+TEST(PlanVerify, BuiltPlansAreConsistentAndABrokenOneIsNamedByPointer) {
+  for (const char *file :
+       {"rule_alltoall_binary_op_needs_permute.txt", "op_linear_megatron_mlp.txt",
+        "op_linear_sequence_parallel_reducescatter.txt", "mesh2d_stage_handoffs.txt"}) {
+    SCOPED_TRACE(file);
+    EXPECT_NO_THROW(verifyPlan(planOf(file)));
+  }
+  Plan broken = planOf("rule_allgather_1d_logical.txt");
+  broken.steps.back().inputs = {"nowhere"};
+  try {
+    verifyPlan(broken);
+    ADD_FAILURE() << "a step reading an undefined buffer verified";
+  } catch (const InputError &e) {
+    EXPECT_NE(e.diagnostic().message.find("no buffer is called \"nowhere\""), std::string::npos)
+        << e.diagnostic().message;
+    EXPECT_NE(e.diagnostic().message.find("/steps/" + std::to_string(broken.steps.size() - 1)),
+              std::string::npos)
+        << e.diagnostic().message;
   }
 }
 

@@ -15,6 +15,7 @@
 #include "ir/Json.h"
 #include "ir/Printer.h"
 #include "ir/reader/DumpReader.h"
+#include "tests/DocumentCompare.h"
 #include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>

@@ -67,7 +67,7 @@ World world(const std::vector<int64_t> &members, int64_t inCount,
   return w;
 }
 
-SimCollectiveCall call(SimCollective kind, std::vector<int64_t> team,
+SimCollectiveCall call(CollectiveType kind, std::vector<int64_t> team,
                        std::optional<int64_t> root = std::nullopt, ReduceOp op = ReduceOp::Sum) {
   SimCollectiveCall c;
   c.kind = kind;
@@ -97,10 +97,10 @@ SimBuffer untouched(int64_t k) {
 // --- Names -------------------------------------------------------------------
 
 TEST(SimCollectiveNames, SpellNvFuserNames) {
-  EXPECT_STREQ(simCollectiveName(SimCollective::Allgather), "Allgather");
-  EXPECT_STREQ(simCollectiveName(SimCollective::ReduceScatter), "ReduceScatter");
-  EXPECT_STREQ(simCollectiveName(SimCollective::AllToAll), "AllToAll");
-  EXPECT_STREQ(simCollectiveName(SimCollective::SendRecv), "SendRecv");
+  EXPECT_STREQ(collectiveTypeName(CollectiveType::Allgather), "Allgather");
+  EXPECT_STREQ(collectiveTypeName(CollectiveType::ReduceScatter), "ReduceScatter");
+  EXPECT_STREQ(collectiveTypeName(CollectiveType::AllToAll), "AllToAll");
+  EXPECT_STREQ(collectiveTypeName(CollectiveType::SendRecv), "SendRecv");
   EXPECT_STREQ(reduceOpName(ReduceOp::Sum), "sum");
   EXPECT_STREQ(reduceOpName(ReduceOp::Min), "min");
 }
@@ -109,14 +109,14 @@ TEST(SimCollectiveNames, SpellNvFuserNames) {
 
 TEST(SimCollectiveAllgather, TwoDevicesLiteral) {
   World w = world({0, 1}, 2, {0, 1}, 4);
-  w.run(call(SimCollective::Allgather, {0, 1}));
+  w.run(call(CollectiveType::Allgather, {0, 1}));
   EXPECT_EQ(w.out[0], (SimBuffer{0, 1, 100, 101}));
   EXPECT_EQ(w.out[1], (SimBuffer{0, 1, 100, 101}));
 }
 
 TEST(SimCollectiveAllgather, TeamOrderIsRankOrder) {
   World w = world({0, 1, 2}, 1, {0, 1, 2}, 3);
-  w.run(call(SimCollective::Allgather, {2, 0, 1}));
+  w.run(call(CollectiveType::Allgather, {2, 0, 1}));
   for (int64_t d : {0, 1, 2})
     EXPECT_EQ(w.out[d], (SimBuffer{200, 0, 100})) << "device " << d;
 }
@@ -126,7 +126,7 @@ TEST(SimCollectiveAllgather, EveryTeamSize) {
     const int64_t k = 3;
     auto team = iota(n);
     World w = world(team, k, team, n * k);
-    w.run(call(SimCollective::Allgather, team));
+    w.run(call(CollectiveType::Allgather, team));
     for (int64_t d : team)
       for (int64_t i = 0; i < n; ++i)
         for (int64_t t = 0; t < k; ++t)
@@ -136,7 +136,7 @@ TEST(SimCollectiveAllgather, EveryTeamSize) {
 
 TEST(SimCollectiveAllgather, SubTeamLeavesOthersAlone) {
   World w = world(iota(8), 1, iota(8), 4);
-  w.run(call(SimCollective::Allgather, {4, 5, 6, 7}));
+  w.run(call(CollectiveType::Allgather, {4, 5, 6, 7}));
   for (int64_t d = 0; d < 4; ++d)
     EXPECT_EQ(w.out[d], untouched(4)) << "device " << d;
   for (int64_t d = 4; d < 8; ++d)
@@ -146,7 +146,7 @@ TEST(SimCollectiveAllgather, SubTeamLeavesOthersAlone) {
 TEST(SimCollectiveAllgather, SeedCaseOneElementOutputThrows) {
   // The seed: Allgather of 1-element buffers into a 1-element output.
   World w = world({0, 1}, 1, {0, 1}, 1);
-  std::string msg = w.error(call(SimCollective::Allgather, {0, 1}));
+  std::string msg = w.error(call(CollectiveType::Allgather, {0, 1}));
   EXPECT_NE(msg.find("all buffers must have the same number of elements"), std::string::npos)
       << msg;
   EXPECT_EQ(msg, "Allgather over team (0 1): all buffers must have the same number of elements: "
@@ -158,7 +158,7 @@ TEST(SimCollectiveAllgather, SeedCaseOneElementOutputThrows) {
 TEST(SimCollectiveAllgather, UnequalInputsThrow) {
   World w = world({0, 1}, 2, {0, 1}, 4);
   w.in[1] = named(1, 3);
-  std::string msg = w.error(call(SimCollective::Allgather, {0, 1}));
+  std::string msg = w.error(call(CollectiveType::Allgather, {0, 1}));
   EXPECT_EQ(msg, "Allgather over team (0 1): all buffers must have the same number of elements: "
                  "input T1 on device 1 has 3, device 0 has 2");
 }
@@ -166,7 +166,7 @@ TEST(SimCollectiveAllgather, UnequalInputsThrow) {
 TEST(SimCollectiveAllgather, WrongOutputOnLaterDeviceWritesNothing) {
   World w = world({0, 1, 2}, 1, {0, 1, 2}, 3);
   w.out[2] = untouched(4);
-  std::string msg = w.error(call(SimCollective::Allgather, {0, 1, 2}));
+  std::string msg = w.error(call(CollectiveType::Allgather, {0, 1, 2}));
   EXPECT_NE(msg.find("output T3 on device 2 has 4, the team needs 3 x 1 = 3"), std::string::npos)
       << msg;
   EXPECT_EQ(w.out[0], untouched(3)); // Devices 0 and 1 were fine but are not written.
@@ -175,16 +175,16 @@ TEST(SimCollectiveAllgather, WrongOutputOnLaterDeviceWritesNothing) {
 
 TEST(SimCollectiveAllgather, MissingBuffersThrow) {
   World w = world({0}, 1, {0, 1}, 2);
-  EXPECT_EQ(w.error(call(SimCollective::Allgather, {0, 1})),
+  EXPECT_EQ(w.error(call(CollectiveType::Allgather, {0, 1})),
             "Allgather over team (0 1): no input T1 on device 1");
   w = world({0, 1}, 1, {0}, 2);
-  EXPECT_EQ(w.error(call(SimCollective::Allgather, {0, 1})),
+  EXPECT_EQ(w.error(call(CollectiveType::Allgather, {0, 1})),
             "Allgather over team (0 1): no output T3 on device 1");
   // A null pointer counts as missing.
   w = world({0, 1}, 1, {0, 1}, 2);
   auto in = w.inPtrs();
   in[1] = nullptr;
-  EXPECT_THROW(runSimCollective(call(SimCollective::Allgather, {0, 1}), in, w.outPtrs()),
+  EXPECT_THROW(runSimCollective(call(CollectiveType::Allgather, {0, 1}), in, w.outPtrs()),
                CollectiveError);
 }
 
@@ -192,15 +192,15 @@ TEST(SimCollectiveAllgather, MissingBuffersThrow) {
 
 TEST(SimCollectiveTeam, EmptyDuplicateAndRootlessCallsThrow) {
   World w = world({0, 1}, 2, {0, 1}, 4);
-  EXPECT_EQ(w.error(call(SimCollective::Allgather, {})),
+  EXPECT_EQ(w.error(call(CollectiveType::Allgather, {})),
             "Allgather over team (): the team is empty");
-  EXPECT_EQ(w.error(call(SimCollective::Allgather, {0, 0})),
+  EXPECT_EQ(w.error(call(CollectiveType::Allgather, {0, 0})),
             "Allgather over team (0 0): device 0 appears twice in the team");
-  EXPECT_EQ(w.error(call(SimCollective::Gather, {0, 1})),
+  EXPECT_EQ(w.error(call(CollectiveType::Gather, {0, 1})),
             "Gather over team (0 1): a Gather needs a root");
-  EXPECT_NE(w.error(call(SimCollective::Scatter, {0, 1})), "");
-  EXPECT_NE(w.error(call(SimCollective::Broadcast, {0, 1})), "");
-  EXPECT_NE(w.error(call(SimCollective::Reduce, {0, 1})), "");
+  EXPECT_NE(w.error(call(CollectiveType::Scatter, {0, 1})), "");
+  EXPECT_NE(w.error(call(CollectiveType::Broadcast, {0, 1})), "");
+  EXPECT_NE(w.error(call(CollectiveType::Reduce, {0, 1})), "");
   EXPECT_EQ(w.out[0], untouched(4));
 }
 
@@ -208,7 +208,7 @@ TEST(SimCollectiveTeam, EmptyDuplicateAndRootlessCallsThrow) {
 
 TEST(SimCollectiveGather, RootInsideTeamReceivesOnly) {
   World w = world({0, 1, 2}, 2, {0, 1, 2}, 6);
-  w.run(call(SimCollective::Gather, {0, 1, 2}, 1));
+  w.run(call(CollectiveType::Gather, {0, 1, 2}, 1));
   EXPECT_EQ(w.out[1], (SimBuffer{0, 1, 100, 101, 200, 201}));
   EXPECT_EQ(w.out[0], untouched(6));
   EXPECT_EQ(w.out[2], untouched(6));
@@ -217,31 +217,31 @@ TEST(SimCollectiveGather, RootInsideTeamReceivesOnly) {
 TEST(SimCollectiveGather, RootOutsideTeamContributesNothing) {
   // Device 3 has an input buffer too; it must not appear in the result.
   World w = world({0, 1, 2, 3}, 1, {3}, 3);
-  w.run(call(SimCollective::Gather, {2, 0, 1}, 3));
+  w.run(call(CollectiveType::Gather, {2, 0, 1}, 3));
   EXPECT_EQ(w.out[3], (SimBuffer{200, 0, 100}));
 }
 
 TEST(SimCollectiveGather, RootOutsideTeamNeedsNoInput) {
   World w = world({4, 5, 6, 7}, 2, {0}, 8);
-  w.run(call(SimCollective::Gather, {4, 5, 6, 7}, 0));
+  w.run(call(CollectiveType::Gather, {4, 5, 6, 7}, 0));
   EXPECT_EQ(w.out[0], (SimBuffer{400, 401, 500, 501, 600, 601, 700, 701}));
 }
 
 TEST(SimCollectiveGather, CountMismatchesThrow) {
   World w = world({0, 1}, 2, {2}, 2);
-  EXPECT_EQ(w.error(call(SimCollective::Gather, {0, 1}, 2)),
+  EXPECT_EQ(w.error(call(CollectiveType::Gather, {0, 1}, 2)),
             "Gather over team (0 1) to root 2: all buffers must have the same number of "
             "elements: output T3 on device 2 has 2, the team needs 2 x 2 = 4");
   w = world({0, 1}, 2, {2}, 4);
   w.in[0] = named(0, 1);
   EXPECT_NE(
-      w.error(call(SimCollective::Gather, {0, 1}, 2))
+      w.error(call(CollectiveType::Gather, {0, 1}, 2))
           .find("all buffers must have the same number of elements: input T1 on device 1 has 2, "
                 "device 0 has 1"),
       std::string::npos);
   EXPECT_EQ(w.out[2], untouched(4));
   w = world({0, 1}, 2, {}, 0);
-  EXPECT_EQ(w.error(call(SimCollective::Gather, {0, 1}, 0)),
+  EXPECT_EQ(w.error(call(CollectiveType::Gather, {0, 1}, 0)),
             "Gather over team (0 1) to root 0: no output T3 on device 0");
 }
 
@@ -249,7 +249,7 @@ TEST(SimCollectiveGather, EveryTeamSize) {
   for (int64_t n : kTeamSizes) {
     auto team = iota(n);
     World w = world(team, 2, {n}, 2 * n); // Root n is outside the team.
-    w.run(call(SimCollective::Gather, team, n));
+    w.run(call(CollectiveType::Gather, team, n));
     for (int64_t i = 0; i < n; ++i)
       for (int64_t t = 0; t < 2; ++t)
         EXPECT_EQ(w.out[n][i * 2 + t], 100.0 * i + t) << "n " << n;
@@ -260,7 +260,7 @@ TEST(SimCollectiveGather, EveryTeamSize) {
 
 TEST(SimCollectiveScatter, RootInsideTeam) {
   World w = world({1}, 6, {0, 1, 2}, 2);
-  w.run(call(SimCollective::Scatter, {0, 1, 2}, 1));
+  w.run(call(CollectiveType::Scatter, {0, 1, 2}, 1));
   EXPECT_EQ(w.out[0], (SimBuffer{100, 101}));
   EXPECT_EQ(w.out[1], (SimBuffer{102, 103}));
   EXPECT_EQ(w.out[2], (SimBuffer{104, 105}));
@@ -268,7 +268,7 @@ TEST(SimCollectiveScatter, RootInsideTeam) {
 
 TEST(SimCollectiveScatter, RootOutsideTeamOnlySends) {
   World w = world({3}, 3, {0, 1, 2, 3}, 1);
-  w.run(call(SimCollective::Scatter, {2, 0, 1}, 3));
+  w.run(call(CollectiveType::Scatter, {2, 0, 1}, 3));
   EXPECT_EQ(w.out[2], (SimBuffer{300})); // Rank 0.
   EXPECT_EQ(w.out[0], (SimBuffer{301})); // Rank 1.
   EXPECT_EQ(w.out[1], (SimBuffer{302})); // Rank 2.
@@ -279,7 +279,7 @@ TEST(SimCollectiveScatter, EveryTeamSize) {
   for (int64_t n : kTeamSizes) {
     auto team = iota(n, 4);
     World w = world({0}, 2 * n, team, 2);
-    w.run(call(SimCollective::Scatter, team, 0));
+    w.run(call(CollectiveType::Scatter, team, 0));
     for (int64_t r = 0; r < n; ++r)
       EXPECT_EQ(w.out[team[r]], (SimBuffer{2.0 * r, 2.0 * r + 1})) << "n " << n;
   }
@@ -287,7 +287,7 @@ TEST(SimCollectiveScatter, EveryTeamSize) {
 
 TEST(SimCollectiveScatter, SeedCaseOneElementRootThrows) {
   World w = world({0}, 1, {0, 1}, 1);
-  std::string msg = w.error(call(SimCollective::Scatter, {0, 1}, 0));
+  std::string msg = w.error(call(CollectiveType::Scatter, {0, 1}, 0));
   EXPECT_EQ(msg, "Scatter over team (0 1) from root 0: the root's buffer must hold one equal "
                  "chunk per member: input T1 on root 0 has 1, the team needs 2 x 1 = 2");
   EXPECT_EQ(w.out[0], untouched(1));
@@ -297,11 +297,11 @@ TEST(SimCollectiveScatter, SeedCaseOneElementRootThrows) {
 TEST(SimCollectiveScatter, UnequalOutputsAndMissingRootInputThrow) {
   World w = world({0}, 4, {0, 1}, 2);
   w.out[1] = untouched(3);
-  EXPECT_NE(w.error(call(SimCollective::Scatter, {0, 1}, 0))
+  EXPECT_NE(w.error(call(CollectiveType::Scatter, {0, 1}, 0))
                 .find("output T3 on device 1 has 3, device 0 has 2"),
             std::string::npos);
   w = world({}, 0, {0, 1}, 2);
-  EXPECT_EQ(w.error(call(SimCollective::Scatter, {0, 1}, 5)),
+  EXPECT_EQ(w.error(call(CollectiveType::Scatter, {0, 1}, 5)),
             "Scatter over team (0 1) from root 5: no input T1 on device 5");
 }
 
@@ -309,14 +309,14 @@ TEST(SimCollectiveScatter, UnequalOutputsAndMissingRootInputThrow) {
 
 TEST(SimCollectiveBroadcast, RootInsideTeam) {
   World w = world({2}, 3, {0, 1, 2}, 3);
-  w.run(call(SimCollective::Broadcast, {0, 1, 2}, 2));
+  w.run(call(CollectiveType::Broadcast, {0, 1, 2}, 2));
   for (int64_t d : {0, 1, 2})
     EXPECT_EQ(w.out[d], (SimBuffer{200, 201, 202})) << "device " << d;
 }
 
 TEST(SimCollectiveBroadcast, RootOutsideTeamOnlySends) {
   World w = world({0}, 2, iota(8), 2);
-  w.run(call(SimCollective::Broadcast, {4, 5, 6, 7}, 0));
+  w.run(call(CollectiveType::Broadcast, {4, 5, 6, 7}, 0));
   for (int64_t d = 0; d < 4; ++d)
     EXPECT_EQ(w.out[d], untouched(2)) << "device " << d;
   for (int64_t d = 4; d < 8; ++d)
@@ -327,7 +327,7 @@ TEST(SimCollectiveBroadcast, EveryTeamSize) {
   for (int64_t n : kTeamSizes) {
     auto team = iota(n);
     World w = world({0}, 3, team, 3);
-    w.run(call(SimCollective::Broadcast, team, 0));
+    w.run(call(CollectiveType::Broadcast, team, 0));
     for (int64_t d : team)
       EXPECT_EQ(w.out[d], (SimBuffer{0, 1, 2})) << "n " << n;
   }
@@ -336,7 +336,7 @@ TEST(SimCollectiveBroadcast, EveryTeamSize) {
 TEST(SimCollectiveBroadcast, CountMismatchThrows) {
   World w = world({0}, 2, {0, 1}, 2);
   w.out[1] = untouched(1);
-  EXPECT_EQ(w.error(call(SimCollective::Broadcast, {0, 1}, 0)),
+  EXPECT_EQ(w.error(call(CollectiveType::Broadcast, {0, 1}, 0)),
             "Broadcast over team (0 1) from root 0: every output must have the root's number of "
             "elements: output T3 on device 1 has 1, input T1 on root 0 has 2");
   EXPECT_EQ(w.out[0], untouched(2));
@@ -346,14 +346,14 @@ TEST(SimCollectiveBroadcast, CountMismatchThrows) {
 
 TEST(SimCollectiveAllToAll, TwoDevicesLiteral) {
   World w = world({0, 1}, 4, {0, 1}, 4);
-  w.run(call(SimCollective::AllToAll, {0, 1}));
+  w.run(call(CollectiveType::AllToAll, {0, 1}));
   EXPECT_EQ(w.out[0], (SimBuffer{0, 1, 100, 101}));
   EXPECT_EQ(w.out[1], (SimBuffer{2, 3, 102, 103}));
 }
 
 TEST(SimCollectiveAllToAll, TeamOrderIsRankOrder) {
   World w = world({0, 1, 2}, 3, {0, 1, 2}, 3);
-  w.run(call(SimCollective::AllToAll, {2, 0, 1}));
+  w.run(call(CollectiveType::AllToAll, {2, 0, 1}));
   // Device 2 has rank 0, device 0 rank 1, device 1 rank 2.
   EXPECT_EQ(w.out[2], (SimBuffer{200, 0, 100}));
   EXPECT_EQ(w.out[0], (SimBuffer{201, 1, 101}));
@@ -365,7 +365,7 @@ TEST(SimCollectiveAllToAll, EveryTeamSize) {
     const int64_t k = 2;
     auto team = iota(n);
     World w = world(team, n * k, team, n * k);
-    w.run(call(SimCollective::AllToAll, team));
+    w.run(call(CollectiveType::AllToAll, team));
     for (int64_t r = 0; r < n; ++r)
       for (int64_t i = 0; i < n; ++i)
         for (int64_t t = 0; t < k; ++t)
@@ -375,16 +375,16 @@ TEST(SimCollectiveAllToAll, EveryTeamSize) {
 
 TEST(SimCollectiveAllToAll, CountMismatchesThrow) {
   World w = world({0, 1}, 4, {0, 1}, 2);
-  EXPECT_EQ(w.error(call(SimCollective::AllToAll, {0, 1})),
+  EXPECT_EQ(w.error(call(CollectiveType::AllToAll, {0, 1})),
             "AllToAll over team (0 1): all buffers must have the same number of elements: "
             "output T3 on device 0 has 2, the inputs have 4");
   w = world({0, 1}, 3, {0, 1}, 3);
-  EXPECT_EQ(w.error(call(SimCollective::AllToAll, {0, 1})),
+  EXPECT_EQ(w.error(call(CollectiveType::AllToAll, {0, 1})),
             "AllToAll over team (0 1): all buffers must have the same number of elements: the "
             "inputs have 3, which does not split into 2 equal chunks");
   w = world({0, 1}, 4, {0, 1}, 4);
   w.in[0] = named(0, 2);
-  EXPECT_NE(w.error(call(SimCollective::AllToAll, {0, 1}))
+  EXPECT_NE(w.error(call(CollectiveType::AllToAll, {0, 1}))
                 .find("all buffers must have the same number of elements"),
             std::string::npos);
   EXPECT_EQ(w.out[0], untouched(4));
@@ -394,7 +394,7 @@ TEST(SimCollectiveAllToAll, CountMismatchesThrow) {
 
 TEST(SimCollectiveAllreduce, SumOnTwoDevices) {
   World w = world({0, 1}, 2, {0, 1}, 2);
-  w.run(call(SimCollective::Allreduce, {0, 1}));
+  w.run(call(CollectiveType::Allreduce, {0, 1}));
   EXPECT_EQ(w.out[0], (SimBuffer{100, 102}));
   EXPECT_EQ(w.out[1], (SimBuffer{100, 102}));
 }
@@ -403,7 +403,7 @@ TEST(SimCollectiveAllreduce, EveryTeamSize) {
   for (int64_t n : kTeamSizes) {
     auto team = iota(n);
     World w = world(team, 2, team, 2);
-    w.run(call(SimCollective::Allreduce, team));
+    w.run(call(CollectiveType::Allreduce, team));
     double sumD = 100.0 * n * (n - 1) / 2; // Sum of 100*d over the team.
     for (int64_t d : team)
       EXPECT_EQ(w.out[d], (SimBuffer{sumD, sumD + n})) << "n " << n;
@@ -414,11 +414,11 @@ TEST(SimCollectiveAllreduce, ProdMaxMin) {
   World w;
   w.in = {{0, {2, -1, 5}}, {1, {3, 4, -7}}, {2, {0.5, -2, 1}}};
   w.out = {{0, untouched(3)}, {1, untouched(3)}, {2, untouched(3)}};
-  w.run(call(SimCollective::Allreduce, {0, 1, 2}, std::nullopt, ReduceOp::Prod));
+  w.run(call(CollectiveType::Allreduce, {0, 1, 2}, std::nullopt, ReduceOp::Prod));
   EXPECT_EQ(w.out[1], (SimBuffer{3, 8, -35}));
-  w.run(call(SimCollective::Allreduce, {0, 1, 2}, std::nullopt, ReduceOp::Max));
+  w.run(call(CollectiveType::Allreduce, {0, 1, 2}, std::nullopt, ReduceOp::Max));
   EXPECT_EQ(w.out[2], (SimBuffer{3, 4, 5}));
-  w.run(call(SimCollective::Allreduce, {0, 1, 2}, std::nullopt, ReduceOp::Min));
+  w.run(call(CollectiveType::Allreduce, {0, 1, 2}, std::nullopt, ReduceOp::Min));
   EXPECT_EQ(w.out[0], (SimBuffer{0.5, -2, -7}));
 }
 
@@ -428,7 +428,7 @@ TEST(SimCollectiveAllreduce, MaxAndMinPropagateNaN) {
     World w;
     w.in = {{0, {1, nan}}, {1, {nan, 2}}};
     w.out = {{0, untouched(2)}, {1, untouched(2)}};
-    w.run(call(SimCollective::Allreduce, {0, 1}, std::nullopt, op));
+    w.run(call(CollectiveType::Allreduce, {0, 1}, std::nullopt, op));
     EXPECT_TRUE(std::isnan(w.out[0][0]) && std::isnan(w.out[0][1])) << reduceOpName(op);
   }
 }
@@ -441,7 +441,7 @@ TEST(SimCollectiveAllreduce, InPlace) {
     in[d] = &b;
     out[d] = &b;
   }
-  runSimCollective(call(SimCollective::Allreduce, {0, 1, 2}), in, out);
+  runSimCollective(call(CollectiveType::Allreduce, {0, 1, 2}), in, out);
   for (const auto &[d, b] : bufs)
     EXPECT_EQ(b, (SimBuffer{111, 222})) << "device " << d;
 }
@@ -452,21 +452,21 @@ TEST(SimCollectiveAllreduce, SumsInRankOrder) {
   World w;
   w.in = {{0, {1e16}}, {1, {1}}, {2, {-1e16}}};
   w.out = {{0, untouched(1)}, {1, untouched(1)}, {2, untouched(1)}};
-  w.run(call(SimCollective::Allreduce, {0, 1, 2}));
+  w.run(call(CollectiveType::Allreduce, {0, 1, 2}));
   EXPECT_EQ(w.out[0], (SimBuffer{0}));
-  w.run(call(SimCollective::Allreduce, {0, 2, 1}));
+  w.run(call(CollectiveType::Allreduce, {0, 2, 1}));
   EXPECT_EQ(w.out[0], (SimBuffer{1}));
 }
 
 TEST(SimCollectiveAllreduce, CountMismatchesThrow) {
   World w = world({0, 1}, 2, {0, 1}, 1);
-  EXPECT_EQ(w.error(call(SimCollective::Allreduce, {0, 1})),
+  EXPECT_EQ(w.error(call(CollectiveType::Allreduce, {0, 1})),
             "Allreduce over team (0 1): all buffers must have the same number of elements: "
             "output T3 on device 0 has 1, the inputs have 2");
   w = world({0, 1}, 2, {0, 1}, 2);
   w.in[1] = named(1, 1);
   EXPECT_NE(
-      w.error(call(SimCollective::Allreduce, {0, 1}))
+      w.error(call(CollectiveType::Allreduce, {0, 1}))
           .find("all buffers must have the same number of elements: input T1 on device 1 has 1"),
       std::string::npos);
   EXPECT_EQ(w.out[0], untouched(2));
@@ -476,7 +476,7 @@ TEST(SimCollectiveAllreduce, CountMismatchesThrow) {
 
 TEST(SimCollectiveReduce, RootInsideTeam) {
   World w = world({0, 1, 2, 3}, 2, {0, 1, 2, 3}, 2);
-  w.run(call(SimCollective::Reduce, {0, 1, 2, 3}, 2));
+  w.run(call(CollectiveType::Reduce, {0, 1, 2, 3}, 2));
   EXPECT_EQ(w.out[2], (SimBuffer{600, 604}));
   for (int64_t d : {0, 1, 3})
     EXPECT_EQ(w.out[d], untouched(2)) << "device " << d;
@@ -484,15 +484,15 @@ TEST(SimCollectiveReduce, RootInsideTeam) {
 
 TEST(SimCollectiveReduce, RootOutsideTeamContributesNothing) {
   World w = world({0, 4, 5, 6, 7}, 1, {0}, 1); // Device 0 has an input; it is not summed.
-  w.run(call(SimCollective::Reduce, {4, 5, 6, 7}, 0, ReduceOp::Max));
+  w.run(call(CollectiveType::Reduce, {4, 5, 6, 7}, 0, ReduceOp::Max));
   EXPECT_EQ(w.out[0], (SimBuffer{700}));
-  w.run(call(SimCollective::Reduce, {4, 5, 6, 7}, 0));
+  w.run(call(CollectiveType::Reduce, {4, 5, 6, 7}, 0));
   EXPECT_EQ(w.out[0], (SimBuffer{2200}));
 }
 
 TEST(SimCollectiveReduce, CountMismatchThrows) {
   World w = world({0, 1}, 2, {2}, 3);
-  EXPECT_EQ(w.error(call(SimCollective::Reduce, {0, 1}, 2)),
+  EXPECT_EQ(w.error(call(CollectiveType::Reduce, {0, 1}, 2)),
             "Reduce over team (0 1) to root 2: all buffers must have the same number of "
             "elements: output T3 on device 2 has 3, the inputs have 2");
 }
@@ -501,14 +501,14 @@ TEST(SimCollectiveReduce, CountMismatchThrows) {
 
 TEST(SimCollectiveReduceScatter, TwoDevicesLiteral) {
   World w = world({0, 1}, 4, {0, 1}, 2);
-  w.run(call(SimCollective::ReduceScatter, {0, 1}));
+  w.run(call(CollectiveType::ReduceScatter, {0, 1}));
   EXPECT_EQ(w.out[0], (SimBuffer{100, 102}));
   EXPECT_EQ(w.out[1], (SimBuffer{104, 106}));
 }
 
 TEST(SimCollectiveReduceScatter, TeamOrderIsRankOrder) {
   World w = world({0, 1, 2}, 3, {0, 1, 2}, 1);
-  w.run(call(SimCollective::ReduceScatter, {2, 0, 1}));
+  w.run(call(CollectiveType::ReduceScatter, {2, 0, 1}));
   EXPECT_EQ(w.out[2], (SimBuffer{300})); // Rank 0: offset 0.
   EXPECT_EQ(w.out[0], (SimBuffer{303})); // Rank 1: offset 1.
   EXPECT_EQ(w.out[1], (SimBuffer{306})); // Rank 2: offset 2.
@@ -518,7 +518,7 @@ TEST(SimCollectiveReduceScatter, EveryTeamSizeWithMin) {
   for (int64_t n : kTeamSizes) {
     auto team = iota(n, 8 - n); // Ends at device 7: (4 5 6 7), (7), ...
     World w = world(team, 2 * n, team, 2);
-    w.run(call(SimCollective::ReduceScatter, team, std::nullopt, ReduceOp::Min));
+    w.run(call(CollectiveType::ReduceScatter, team, std::nullopt, ReduceOp::Min));
     for (int64_t r = 0; r < n; ++r)
       EXPECT_EQ(w.out[team[r]], (SimBuffer{100.0 * team[0] + 2 * r, 100.0 * team[0] + 2 * r + 1}))
           << "n " << n;
@@ -527,11 +527,11 @@ TEST(SimCollectiveReduceScatter, EveryTeamSizeWithMin) {
 
 TEST(SimCollectiveReduceScatter, CountMismatchesThrow) {
   World w = world({0, 1}, 2, {0, 1}, 2);
-  EXPECT_EQ(w.error(call(SimCollective::ReduceScatter, {0, 1})),
+  EXPECT_EQ(w.error(call(CollectiveType::ReduceScatter, {0, 1})),
             "ReduceScatter over team (0 1): all buffers must have the same number of elements: "
             "output T3 on device 0 has 2, the team needs 2 / 2 = 1");
   w = world({0, 1, 2}, 4, {0, 1, 2}, 1);
-  EXPECT_EQ(w.error(call(SimCollective::ReduceScatter, {0, 1, 2})),
+  EXPECT_EQ(w.error(call(CollectiveType::ReduceScatter, {0, 1, 2})),
             "ReduceScatter over team (0 1 2): all buffers must have the same number of elements: "
             "the inputs have 4, which does not split into 3 equal chunks");
   EXPECT_EQ(w.out[0], untouched(1));
@@ -541,7 +541,7 @@ TEST(SimCollectiveReduceScatter, CountMismatchesThrow) {
 
 TEST(SimCollectiveSendRecv, Pairs) {
   World w = world({0, 1, 2}, 2, {1, 2, 3}, 2);
-  SimCollectiveCall c = call(SimCollective::SendRecv, {});
+  SimCollectiveCall c = call(CollectiveType::SendRecv, {});
   c.pairs = {{0, 3}, {2, 1}, {1, 2}};
   w.run(c);
   EXPECT_EQ(w.out[3], (SimBuffer{0, 1}));
@@ -552,7 +552,7 @@ TEST(SimCollectiveSendRecv, Pairs) {
 TEST(SimCollectiveSendRecv, ErrorsWriteNothing) {
   World w = world({0, 1}, 2, {2, 3}, 2);
   w.out[3] = untouched(3);
-  SimCollectiveCall c = call(SimCollective::SendRecv, {});
+  SimCollectiveCall c = call(CollectiveType::SendRecv, {});
   c.pairs = {{0, 2}, {1, 3}};
   EXPECT_EQ(w.error(c), "SendRecv (0 -> 2, 1 -> 3): the receiver's buffer must have the sender's "
                         "size: output T3 on device 3 has 3, input T1 on device 1 has 2");
@@ -652,7 +652,7 @@ TEST(SimCollectiveProperty, AllgatherThenOwnChunkIsTheInput) {
       w.in[d] = randomBuffer(rng, k);
       w.out[d] = untouched(n * k);
     }
-    w.run(call(SimCollective::Allgather, team));
+    w.run(call(CollectiveType::Allgather, team));
     for (int64_t r = 0; r < n; ++r)
       for (int64_t d : team)
         EXPECT_EQ(chunk(w.out[d], r, k), w.in[team[r]]) << "iteration " << iter;
@@ -672,8 +672,8 @@ TEST(SimCollectiveProperty, ReduceScatterIsAllreduceThenOwnChunk) {
       rs.out[d] = untouched(k);
       ar.out[d] = untouched(n * k);
     }
-    rs.run(call(SimCollective::ReduceScatter, team, std::nullopt, op));
-    ar.run(call(SimCollective::Allreduce, team, std::nullopt, op));
+    rs.run(call(CollectiveType::ReduceScatter, team, std::nullopt, op));
+    ar.run(call(CollectiveType::Allreduce, team, std::nullopt, op));
     for (int64_t r = 0; r < n; ++r)
       EXPECT_EQ(rs.out[team[r]], chunk(ar.out[team[r]], r, k))
           << "iteration " << iter << " op " << reduceOpName(op);
@@ -691,11 +691,11 @@ TEST(SimCollectiveProperty, AllToAllTwiceIsIdentity) {
       once.in[d] = randomBuffer(rng, n * k);
       once.out[d] = untouched(n * k);
     }
-    once.run(call(SimCollective::AllToAll, team));
+    once.run(call(CollectiveType::AllToAll, team));
     World twice;
     twice.in = once.out;
     twice.out = once.out;
-    twice.run(call(SimCollective::AllToAll, team));
+    twice.run(call(CollectiveType::AllToAll, team));
     for (int64_t d : team)
       EXPECT_EQ(twice.out[d], once.in[d]) << "iteration " << iter;
   }
@@ -713,7 +713,7 @@ TEST(SimCollectiveProperty, AllToAllvWithEqualCountsIsAllToAll) {
       a.out[d] = untouched(n * k);
     }
     World v = a;
-    a.run(call(SimCollective::AllToAll, team));
+    a.run(call(CollectiveType::AllToAll, team));
     std::vector<std::vector<int64_t>> counts(static_cast<size_t>(n),
                                              std::vector<int64_t>(static_cast<size_t>(n), k));
     runSimAllToAllv(team, counts, v.inPtrs(), v.outPtrs(), "T1", "T3");
@@ -726,11 +726,11 @@ TEST(SimCollectiveProperty, AllToAllvWithEqualCountsIsAllToAll) {
 /// message, for random kinds, teams, roots and buffer sizes.
 TEST(SimCollectiveProperty, CountCheckAgreesWithTheCollective) {
   std::mt19937_64 rng(7);
-  const SimCollective kinds[] = {SimCollective::Allgather,     SimCollective::Gather,
-                                 SimCollective::Scatter,       SimCollective::Broadcast,
-                                 SimCollective::AllToAll,      SimCollective::Allreduce,
-                                 SimCollective::Reduce,        SimCollective::ReduceScatter,
-                                 SimCollective::SendRecv};
+  const CollectiveType kinds[] = {CollectiveType::Allgather,     CollectiveType::Gather,
+                                 CollectiveType::Scatter,       CollectiveType::Broadcast,
+                                 CollectiveType::AllToAll,      CollectiveType::Allreduce,
+                                 CollectiveType::Reduce,        CollectiveType::ReduceScatter,
+                                 CollectiveType::SendRecv};
   int agreedThrows = 0;
   for (int trial = 0; trial < 3000; ++trial) {
     SimCollectiveCall call;
@@ -741,7 +741,7 @@ TEST(SimCollectiveProperty, CountCheckAgreesWithTheCollective) {
     std::shuffle(call.team.begin(), call.team.end(), rng);
     if (rng() % 2)
       call.root = static_cast<int64_t>(rng() % (n + 1)); // Sometimes outside the team.
-    if (call.kind == SimCollective::SendRecv)
+    if (call.kind == CollectiveType::SendRecv)
       for (int d = 0; d < n; ++d)
         call.pairs.emplace_back(d, (d + 1 + static_cast<int>(rng() % n)) % (n + 1));
     std::map<int64_t, SimBuffer> inBuffers, outBuffers;

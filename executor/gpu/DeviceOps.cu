@@ -66,44 +66,6 @@ namespace {
   throw std::invalid_argument("shardcheck::gpu: " + what);
 }
 
-/// A binary floating format: significand bits (with the implicit one),
-/// smallest normal exponent, largest finite value.
-struct FloatFormat {
-  int precision;
-  int minExponent;
-  double maxFinite;
-};
-
-FloatFormat floatFormat(ElementType t) {
-  switch (t) {
-  case ElementType::F32:
-    return {24, -126, std::numeric_limits<float>::max()};
-  case ElementType::F16:
-    return {11, -14, 65504.0};
-  default: // BF16
-    return {8, -126, std::ldexp(2.0 - std::ldexp(1.0, -7), 127)};
-  }
-}
-
-/// Round to nearest even into `f` with subnormals; overflow gives +-inf. The
-/// same computation as roundToDtype's (executor/Tensor.cpp).
-double roundToFormat(double v, const FloatFormat &f) {
-  if (std::isnan(v) || std::isinf(v) || v == 0.0)
-    return v;
-  int exponent = 0;
-  std::frexp(std::fabs(v), &exponent);
-  int ulpExponent = std::max(exponent - 1, f.minExponent) - (f.precision - 1);
-  double rounded = std::ldexp(std::nearbyint(std::ldexp(std::fabs(v), -ulpExponent)), ulpExponent);
-  if (rounded > f.maxFinite)
-    rounded = std::numeric_limits<double>::infinity();
-  return std::copysign(rounded, v);
-}
-
-/// Truncation saturated to [lo, hi]; NaN gives 0.
-double saturateTrunc(double v, double lo, double hi) {
-  return std::isnan(v) ? 0.0 : std::clamp(std::trunc(v), lo, hi);
-}
-
 /// An already rounded double as an int64 (2^63 saturates to INT64_MAX).
 int64_t toInt64Bits(double r) {
   if (r >= 9223372036854775808.0)
@@ -272,74 +234,6 @@ void requireIndices(const DeviceArray &a, int gpu, int64_t atLeast, const char *
 }
 
 } // namespace
-
-size_t elementSize(ElementType t) {
-  switch (t) {
-  case ElementType::F64:
-  case ElementType::I64:
-    return 8;
-  case ElementType::F32:
-  case ElementType::I32:
-    return 4;
-  case ElementType::F16:
-  case ElementType::BF16:
-    return 2;
-  case ElementType::I8:
-  case ElementType::U8:
-    return 1;
-  }
-  return 0;
-}
-
-const char *elementTypeName(ElementType t) {
-  static const char *names[] = {"f64", "f32", "f16", "bf16", "i64", "i32", "i8", "u8"};
-  return names[static_cast<int>(t)];
-}
-
-std::optional<ElementType> elementTypeOf(DataType d) {
-  switch (d) {
-  case DataType::Double:
-    return ElementType::F64;
-  case DataType::Float:
-  case DataType::Unknown:
-    return ElementType::F32;
-  case DataType::Half:
-    return ElementType::F16;
-  case DataType::BFloat16:
-    return ElementType::BF16;
-  case DataType::Int64:
-  case DataType::Index:
-    return ElementType::I64;
-  case DataType::Int32:
-    return ElementType::I32;
-  case DataType::Int8:
-    return ElementType::I8;
-  case DataType::Bool:
-    return ElementType::U8;
-  default:
-    return std::nullopt;
-  }
-}
-
-double roundToElementType(double v, ElementType t) {
-  switch (t) {
-  case ElementType::F64:
-    return v;
-  case ElementType::F32:
-  case ElementType::F16:
-  case ElementType::BF16:
-    return roundToFormat(v, floatFormat(t));
-  case ElementType::I64:
-    return saturateTrunc(v, -std::ldexp(1.0, 63), std::ldexp(1.0, 63));
-  case ElementType::I32:
-    return saturateTrunc(v, -2147483648.0, 2147483647.0);
-  case ElementType::I8:
-    return saturateTrunc(v, -128.0, 127.0);
-  case ElementType::U8:
-    return v != 0.0 ? 1.0 : 0.0;
-  }
-  return v;
-}
 
 int deviceCount() noexcept {
   int count = 0;

@@ -7,7 +7,7 @@
 //
 // Semantics follow the reference evaluator: every op code means what
 // executor/Pointwise.cpp's rule computes (see OpCodes.h), and storing a value
-// into an element type rounds it as roundToDtype (executor/Tensor.h) does.
+// into an element type rounds it as roundToDtype (ir/ElementTypes.h) does.
 // Pointwise ops compute in float for F32/F16/BF16 outputs, in double for F64
 // and integral/bool outputs, and in int64 for the integer ops (bitwise ops,
 // shifts, gcd, and `/`, `%`, `ceilDiv` with integral semantics).
@@ -18,8 +18,8 @@
 // they are given; launch errors are checked at launch.
 #pragma once
 
-#include "executor/SimCollectives.h" // ReduceOp
-#include "ir/Types.h"
+#include "ir/Collectives.h"  // ReduceOp
+#include "ir/ElementTypes.h" // ElementType, roundToElementType
 
 #include <cstddef>
 #include <cstdint>
@@ -30,22 +30,6 @@
 #include <vector>
 
 namespace shardcheck::gpu {
-
-/// Element types a device array can hold. U8 holds bool (0 or 1).
-enum class ElementType { F64, F32, F16, BF16, I64, I32, I8, U8 };
-
-/// Bytes per element.
-size_t elementSize(ElementType t);
-/// `f64`, `f32`, `f16`, `bf16`, `i64`, `i32`, `i8`, `u8`.
-const char *elementTypeName(ElementType t);
-/// The element type of a dtype: Double, Float, Half, BFloat16, Int64 and
-/// Index, Int32, Int8, Bool (-> U8); Unknown -> F32. Others: nullopt.
-std::optional<ElementType> elementTypeOf(DataType d);
-
-/// The value `v` becomes when stored as `t` (host side), as roundToDtype
-/// does: round to nearest even for F32/F16/BF16 (overflow -> inf), truncation
-/// saturated to the range for integers (NaN -> 0), v != 0 for U8 (bool).
-double roundToElementType(double v, ElementType t);
 
 /// A failing CUDA or cuBLAS call: "file:line: call: error name: error string".
 class GpuError : public std::runtime_error {

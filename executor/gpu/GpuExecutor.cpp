@@ -27,7 +27,6 @@
 namespace shardcheck {
 
 using gpu::DeviceArray;
-using gpu::ElementType;
 
 bool launchedAsSeveralProcesses() {
   for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "WORLD_SIZE"})
@@ -74,35 +73,13 @@ namespace {
 std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
 
 ElementType elementTypeFor(const PlanBuffer &b) {
-  auto t = gpu::elementTypeOf(b.dtype);
+  auto t = elementTypeOf(b.dtype);
   if (!t)
     throwInputError("unsupported-dtype",
                     "buffer \"" + b.name + "\" has dtype " + dataTypeName(b.dtype) +
                         ", which the nccl backend does not hold",
                     SourceLoc{});
   return *t;
-}
-
-gpu::NcclDataType ncclTypeOf(ElementType t) {
-  switch (t) {
-  case ElementType::F64:
-    return gpu::NcclDataType::F64;
-  case ElementType::F32:
-    return gpu::NcclDataType::F32;
-  case ElementType::F16:
-    return gpu::NcclDataType::F16;
-  case ElementType::BF16:
-    return gpu::NcclDataType::BF16;
-  case ElementType::I64:
-    return gpu::NcclDataType::I64;
-  case ElementType::I32:
-    return gpu::NcclDataType::I32;
-  case ElementType::I8:
-    return gpu::NcclDataType::I8;
-  case ElementType::U8:
-    return gpu::NcclDataType::U8;
-  }
-  return gpu::NcclDataType::F32;
 }
 
 /// The kernel op of a non-reducing expression.
@@ -220,7 +197,7 @@ private:
 void GpuRun::prepareTeams() {
   std::vector<std::vector<int>> teams;
   for (const PlanStep &s : plan_.steps) {
-    if (s.kind != StepKind::Collective || s.collective == "SendRecv")
+    if (s.kind != StepKind::Collective || s.collective == CollectiveType::SendRecv)
       continue;
     for (const PlanTeam &t : s.teams) {
       std::vector<int> members;
@@ -414,7 +391,7 @@ int64_t GpuRun::runCollective(const PlanStep &step) {
   if (elementTypeFor(inBuffer) != type)
     throw StepFailure{"plan-error", "a collective from \"" + inBuffer.name + "\" to \"" +
                                         outBuffer.name + "\" changes the dtype"};
-  int elementSize = static_cast<int>(gpu::elementSize(type));
+  int bytes = static_cast<int>(elementSize(type));
   std::map<int64_t, int64_t> inSizes, outSizes;
   for (const PlanLocal &l : inBuffer.local)
     inSizes[l.device] = slotCountOf(inBuffer, l.device);
@@ -423,8 +400,8 @@ int64_t GpuRun::runCollective(const PlanStep &step) {
   int64_t moved = 0;
   for (const PlanTeam &team : step.teams) {
     gpu::NcclCall call;
-    call.dataType = ncclTypeOf(type);
-    call.reduceOp = parseReduceOp(step.reduceOp);
+    call.dataType = type;
+    call.reduceOp = step.reduceOp.value_or(ReduceOp::Sum);
     for (int64_t d : team.devices)
       call.team.push_back(rankOf(d));
     if (team.root)
@@ -443,15 +420,15 @@ int64_t GpuRun::runCollective(const PlanStep &step) {
       if (outSizes.count(d))
         teamOut[d] = outSizes[d];
     }
-    if (step.collective == "AllToAllv") {
-      call.kind = gpu::NcclKind::AllToAllv;
+    call.kind = *step.collective;
+    if (call.kind == CollectiveType::AllToAllv) {
       call.counts = map().packCounts(inBuffer, team);
       for (size_t s = 0; s < call.counts.size(); ++s)
         for (size_t j = 0; j < call.counts.size(); ++j)
-          moved += s == j ? 0 : call.counts[s][j] * elementSize;
+          moved += s == j ? 0 : call.counts[s][j] * bytes;
     } else {
       SimCollectiveCall check;
-      check.kind = *parseSimCollective(step.collective);
+      check.kind = call.kind;
       check.team = team.devices;
       check.root = team.root;
       check.pairs = team.pairs;
@@ -462,41 +439,11 @@ int64_t GpuRun::runCollective(const PlanStep &step) {
       } catch (const CollectiveError &e) {
         throw StepFailure{"count-error", e.what()};
       }
-      moved += collectiveBytesMoved(check, teamIn, teamOut, elementSize);
-      static const std::map<SimCollective, gpu::NcclKind> kinds = {
-          {SimCollective::Allgather, gpu::NcclKind::Allgather},
-          {SimCollective::Gather, gpu::NcclKind::Gather},
-          {SimCollective::Scatter, gpu::NcclKind::Scatter},
-          {SimCollective::Broadcast, gpu::NcclKind::Broadcast},
-          {SimCollective::AllToAll, gpu::NcclKind::AllToAll},
-          {SimCollective::Allreduce, gpu::NcclKind::Allreduce},
-          {SimCollective::Reduce, gpu::NcclKind::Reduce},
-          {SimCollective::ReduceScatter, gpu::NcclKind::ReduceScatter},
-          {SimCollective::SendRecv, gpu::NcclKind::SendRecv}};
-      call.kind = kinds.at(check.kind);
-      int64_t n = static_cast<int64_t>(team.devices.size());
-      switch (check.kind) {
-      case SimCollective::Allgather:
-      case SimCollective::Gather:
-      case SimCollective::Allreduce:
-      case SimCollective::Reduce:
-        call.count = teamIn.at(team.devices[0]);
-        break;
-      case SimCollective::Scatter:
-        call.count = teamOut.at(team.devices[0]);
-        break;
-      case SimCollective::Broadcast:
-        call.count = teamIn.at(*team.root);
-        break;
-      case SimCollective::AllToAll:
-      case SimCollective::ReduceScatter:
-        call.count = teamIn.at(team.devices[0]) / n;
-        break;
-      case SimCollective::SendRecv:
+      moved += collectiveBytesMoved(check, teamIn, teamOut, bytes);
+      call.count = perRankChunk(check, teamIn);
+      if (call.kind == CollectiveType::SendRecv)
         for (const auto &[src, dst] : team.pairs)
           call.pairCounts.push_back(teamIn.at(src));
-        break;
-      }
     }
     std::map<int, const void *> send;
     std::map<int, void *> recv;

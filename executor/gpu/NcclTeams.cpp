@@ -140,26 +140,26 @@ private:
 
 // ----------------------------------------------------------------- types --
 
-ncclDataType_t ncclType(NcclDataType t) {
+ncclDataType_t ncclType(ElementType t) {
   switch (t) {
-  case NcclDataType::F64:
+  case ElementType::F64:
     return ncclFloat64;
-  case NcclDataType::F32:
+  case ElementType::F32:
     return ncclFloat32;
-  case NcclDataType::F16:
+  case ElementType::F16:
     return ncclFloat16;
-  case NcclDataType::BF16:
+  case ElementType::BF16:
     return ncclBfloat16;
-  case NcclDataType::I64:
+  case ElementType::I64:
     return ncclInt64;
-  case NcclDataType::I32:
+  case ElementType::I32:
     return ncclInt32;
-  case NcclDataType::I8:
+  case ElementType::I8:
     return ncclInt8;
-  case NcclDataType::U8:
+  case ElementType::U8:
     return ncclUint8;
   }
-  throw NcclError("unknown NcclDataType " + std::to_string(static_cast<int>(t)));
+  throw NcclError("unknown ElementType " + std::to_string(static_cast<int>(t)));
 }
 
 ncclRedOp_t ncclOp(ReduceOp op) {
@@ -184,9 +184,9 @@ template <typename T> std::vector<unsigned char> bytesOf(T v) {
 
 /// The identity of `op` as one element of `t` (little-endian bytes): what a
 /// Reduce root outside the team contributes.
-std::vector<unsigned char> identityElement(NcclDataType t, ReduceOp op) {
+std::vector<unsigned char> identityElement(ElementType t, ReduceOp op) {
   if (op == ReduceOp::Sum)
-    return std::vector<unsigned char>(dataTypeSize(t), 0);
+    return std::vector<unsigned char>(elementSize(t), 0);
   const double inf = std::numeric_limits<double>::infinity();
   // Half precision: 1.0, -inf, +inf.
   auto half = [&](uint16_t one, uint16_t negInf, uint16_t posInf) {
@@ -201,26 +201,26 @@ std::vector<unsigned char> identityElement(NcclDataType t, ReduceOp op) {
                                                 : std::numeric_limits<T>::max());
   };
   switch (t) {
-  case NcclDataType::F64:
+  case ElementType::F64:
     return bytesOf<double>(op == ReduceOp::Prod ? 1.0 : op == ReduceOp::Max ? -inf : inf);
-  case NcclDataType::F32:
+  case ElementType::F32:
     return bytesOf<float>(op == ReduceOp::Prod  ? 1.0f
                           : op == ReduceOp::Max ? -static_cast<float>(inf)
                                                     : static_cast<float>(inf));
-  case NcclDataType::F16:
+  case ElementType::F16:
     return half(0x3C00, 0xFC00, 0x7C00);
-  case NcclDataType::BF16:
+  case ElementType::BF16:
     return half(0x3F80, 0xFF80, 0x7F80);
-  case NcclDataType::I64:
+  case ElementType::I64:
     return integer(int64_t(0));
-  case NcclDataType::I32:
+  case ElementType::I32:
     return integer(int32_t(0));
-  case NcclDataType::I8:
+  case ElementType::I8:
     return integer(int8_t(0));
-  case NcclDataType::U8:
+  case ElementType::U8:
     return integer(uint8_t(0));
   }
-  throw NcclError("unknown NcclDataType " + std::to_string(static_cast<int>(t)));
+  throw NcclError("unknown ElementType " + std::to_string(static_cast<int>(t)));
 }
 
 std::string ranksText(const std::vector<int> &ranks) {
@@ -270,74 +270,6 @@ void validateMembers(const std::vector<int> &members, int worldSize, const std::
 }
 
 } // namespace
-
-// ------------------------------------------------------------ enum names --
-
-size_t dataTypeSize(NcclDataType t) {
-  switch (t) {
-  case NcclDataType::F64:
-  case NcclDataType::I64:
-    return 8;
-  case NcclDataType::F32:
-  case NcclDataType::I32:
-    return 4;
-  case NcclDataType::F16:
-  case NcclDataType::BF16:
-    return 2;
-  case NcclDataType::I8:
-  case NcclDataType::U8:
-    return 1;
-  }
-  return 0;
-}
-
-const char *dataTypeName(NcclDataType t) {
-  switch (t) {
-  case NcclDataType::F64:
-    return "f64";
-  case NcclDataType::F32:
-    return "f32";
-  case NcclDataType::F16:
-    return "f16";
-  case NcclDataType::BF16:
-    return "bf16";
-  case NcclDataType::I64:
-    return "i64";
-  case NcclDataType::I32:
-    return "i32";
-  case NcclDataType::I8:
-    return "i8";
-  case NcclDataType::U8:
-    return "u8";
-  }
-  return "?";
-}
-
-const char *ncclKindName(NcclKind k) {
-  switch (k) {
-  case NcclKind::Allgather:
-    return "Allgather";
-  case NcclKind::Gather:
-    return "Gather";
-  case NcclKind::Scatter:
-    return "Scatter";
-  case NcclKind::Broadcast:
-    return "Broadcast";
-  case NcclKind::AllToAll:
-    return "AllToAll";
-  case NcclKind::Allreduce:
-    return "Allreduce";
-  case NcclKind::Reduce:
-    return "Reduce";
-  case NcclKind::ReduceScatter:
-    return "ReduceScatter";
-  case NcclKind::SendRecv:
-    return "SendRecv";
-  case NcclKind::AllToAllv:
-    return "AllToAllv";
-  }
-  return "?";
-}
 
 // ------------------------------------------------------------------ Impl --
 
@@ -717,8 +649,8 @@ struct NcclWorld::Impl {
 
   /// A stream-ordered buffer of `count` identity elements of `op` on local
   /// index `li` (free it with cudaFreeAsync on the same stream).
-  void *identityBuffer(int li, NcclDataType t, ReduceOp op, int64_t count) {
-    size_t bytes = static_cast<size_t>(count) * dataTypeSize(t);
+  void *identityBuffer(int li, ElementType t, ReduceOp op, int64_t count) {
+    size_t bytes = static_cast<size_t>(count) * elementSize(t);
     cudaStream_t s = streams[li];
     SC_CUDA(cudaSetDevice(gpus[li]));
     void *p = nullptr;
@@ -855,15 +787,13 @@ bool NcclWorld::aborted() const { return impl_->aborted; }
 // ---------------------------------------------------------- collectives --
 
 std::vector<int> communicatorMembers(const NcclCall &call, int worldSize) {
-  if (call.kind == NcclKind::SendRecv) {
+  if (call.kind == CollectiveType::SendRecv) {
     std::vector<int> all(static_cast<size_t>(std::max(worldSize, 0)));
     std::iota(all.begin(), all.end(), 0);
     return all;
   }
   std::vector<int> members = call.team;
-  bool rooted = call.kind == NcclKind::Gather || call.kind == NcclKind::Scatter ||
-                call.kind == NcclKind::Broadcast || call.kind == NcclKind::Reduce;
-  if (rooted && call.root &&
+  if (isRootedCollective(call.kind) && call.root &&
       std::find(members.begin(), members.end(), *call.root) == members.end())
     members.push_back(*call.root);
   return members;
@@ -871,21 +801,16 @@ std::vector<int> communicatorMembers(const NcclCall &call, int worldSize) {
 
 namespace {
 
-bool isRooted(NcclKind k) {
-  return k == NcclKind::Gather || k == NcclKind::Scatter || k == NcclKind::Broadcast ||
-         k == NcclKind::Reduce;
-}
-
 std::string callText(const NcclCall &call) {
-  std::string s = ncclKindName(call.kind);
-  if (call.kind == NcclKind::SendRecv) {
+  std::string s = collectiveTypeName(call.kind);
+  if (call.kind == CollectiveType::SendRecv) {
     s += " of";
     for (const auto &[src, dst] : call.pairs)
       s += " " + std::to_string(src) + "->" + std::to_string(dst);
     return s;
   }
   s += " over team " + ranksText(call.team);
-  if (isRooted(call.kind) && call.root)
+  if (isRootedCollective(call.kind) && call.root)
     s += " with root " + std::to_string(*call.root);
   return s;
 }
@@ -894,9 +819,11 @@ std::string callText(const NcclCall &call) {
 void validateCall(const NcclCall &call, int worldSize) {
   std::string what = callText(call);
   const int64_t limit = int64_t(1) << 56;
+  if (!collectiveInfo(call.kind).plan)
+    throw NcclError(what + ": not a collective a plan runs");
   if (call.count < 0 || call.count > limit)
     throw NcclError(what + ": bad element count " + std::to_string(call.count));
-  if (call.kind == NcclKind::SendRecv) {
+  if (call.kind == CollectiveType::SendRecv) {
     if (!call.pairCounts.empty() && call.pairCounts.size() != call.pairs.size())
       throw NcclError(what + ": " + std::to_string(call.pairCounts.size()) +
                       " pair counts for " + std::to_string(call.pairs.size()) + " pairs");
@@ -912,7 +839,7 @@ void validateCall(const NcclCall &call, int worldSize) {
   }
   validateMembers(call.team, worldSize, what);
   size_t n = call.team.size();
-  if (isRooted(call.kind)) {
+  if (isRootedCollective(call.kind)) {
     if (!call.root)
       throw NcclError(what + ": the collective needs a root");
     if (*call.root < 0 || *call.root >= worldSize)
@@ -921,7 +848,7 @@ void validateCall(const NcclCall &call, int worldSize) {
   }
   if (call.count * static_cast<int64_t>(n) > limit)
     throw NcclError(what + ": buffers too large");
-  if (call.kind == NcclKind::AllToAllv) {
+  if (call.kind == CollectiveType::AllToAllv) {
     if (call.counts.size() != n)
       throw NcclError(what + ": counts has " + std::to_string(call.counts.size()) +
                       " rows, the team " + std::to_string(n));
@@ -964,14 +891,14 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
   w.requireUsable();
   validateCall(call, w.worldSize);
   const std::string what = callText(call);
-  const size_t esz = dataTypeSize(call.dataType);
+  const size_t esz = elementSize(call.dataType);
   const ncclDataType_t dt = ncclType(call.dataType);
   const ncclRedOp_t op = ncclOp(call.reduceOp);
   const int64_t k = call.count;
   const int n = static_cast<int>(call.team.size());
   const std::vector<int> members = communicatorMembers(call, w.worldSize);
   const bool rootInTeam =
-      isRooted(call.kind) && std::find(call.team.begin(), call.team.end(), *call.root) !=
+      isRootedCollective(call.kind) && std::find(call.team.begin(), call.team.end(), *call.root) !=
                                  call.team.end();
 
   auto sendOf = [&](int rank) -> const void * {
@@ -995,7 +922,7 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
   // Buffers first: a missing one is an argument error (nothing aborted).
   for (size_t li = 0; li < w.ranks.size(); ++li) {
     int me = w.ranks[li];
-    if (call.kind == NcclKind::SendRecv) {
+    if (call.kind == CollectiveType::SendRecv) {
       for (size_t i = 0; i < call.pairs.size(); ++i) {
         if (pairCount(call, i) == 0)
           continue;
@@ -1013,23 +940,23 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
     bool isRoot = call.root && *call.root == me;
     bool sends = false, receives = false;
     switch (call.kind) {
-    case NcclKind::Allgather:
-    case NcclKind::AllToAll:
-    case NcclKind::Allreduce:
-    case NcclKind::ReduceScatter:
+    case CollectiveType::Allgather:
+    case CollectiveType::AllToAll:
+    case CollectiveType::Allreduce:
+    case CollectiveType::ReduceScatter:
       sends = receives = member && k > 0;
       break;
-    case NcclKind::Gather:
-    case NcclKind::Reduce:
+    case CollectiveType::Gather:
+    case CollectiveType::Reduce:
       sends = member && k > 0;
       receives = isRoot && k > 0;
       break;
-    case NcclKind::Scatter:
-    case NcclKind::Broadcast:
+    case CollectiveType::Scatter:
+    case CollectiveType::Broadcast:
       sends = isRoot && k > 0;
       receives = member && k > 0;
       break;
-    case NcclKind::AllToAllv: {
+    case CollectiveType::AllToAllv: {
       int64_t out = 0, in = 0;
       for (int j = 0; j < n; ++j)
         out += call.counts[pos][j], in += call.counts[j][pos];
@@ -1037,7 +964,8 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
       receives = in > 0;
       break;
     }
-    case NcclKind::SendRecv:
+    case CollectiveType::SendRecv:
+    case CollectiveType::CollectivePermute: // Refused by validateCall.
       break;
     }
     if (sends)
@@ -1047,11 +975,11 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
   }
 
   // Nothing moves: every process sees the same counts and skips alike.
-  if (call.kind != NcclKind::SendRecv && call.kind != NcclKind::AllToAllv && k == 0)
+  if (call.kind != CollectiveType::SendRecv && call.kind != CollectiveType::AllToAllv && k == 0)
     return;
   // A team must be prepared in multi-process mode (its creation is
   // collective); every process fails here alike, participant or not.
-  if (!w.singleProcess && call.kind != NcclKind::SendRecv &&
+  if (!w.singleProcess && call.kind != CollectiveType::SendRecv &&
       !isWorldInOrder(members, w.worldSize) && !w.teamByMembers.count(members))
     throw NcclError(what + ": its communicator " + ranksText(members) +
                     " was not prepared: in multi-process mode every process must call "
@@ -1063,7 +991,7 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
     // single-process mode).
     std::vector<ncclComm_t> comms(w.ranks.size(), nullptr);
     for (size_t li = 0; li < w.ranks.size(); ++li) {
-      if (call.kind == NcclKind::SendRecv)
+      if (call.kind == CollectiveType::SendRecv)
         comms[li] = w.world[li];
       else if (position(w.ranks[li]) >= 0) {
         comms[li] = w.commOf(static_cast<int>(li), members);
@@ -1078,7 +1006,7 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
     for (size_t li = 0; li < w.ranks.size(); ++li) {
       int me = w.ranks[li];
       cudaStream_t s = w.streams[li];
-      if (call.kind == NcclKind::SendRecv) {
+      if (call.kind == CollectiveType::SendRecv) {
         for (size_t i = 0; i < call.pairs.size(); ++i) {
           int64_t c = pairCount(call, i);
           if (c > 0 && call.pairs[i].first == me && call.pairs[i].second == me) {
@@ -1087,7 +1015,7 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
                                     cudaMemcpyDeviceToDevice, s));
           }
         }
-      } else if (call.kind == NcclKind::AllToAllv) {
+      } else if (call.kind == CollectiveType::AllToAllv) {
         int r = position(me);
         if (r >= 0 && call.counts[r][r] > 0) {
           int64_t sendAt = 0, recvAt = 0;
@@ -1099,7 +1027,7 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
                                   static_cast<size_t>(call.counts[r][r]) * esz,
                                   cudaMemcpyDeviceToDevice, s));
         }
-      } else if (call.kind == NcclKind::Reduce && !rootInTeam && *call.root == me) {
+      } else if (call.kind == CollectiveType::Reduce && !rootInTeam && *call.root == me) {
         identity[li] = w.identityBuffer(static_cast<int>(li), call.dataType, call.reduceOp, k);
         temps.entries.push_back({w.gpus[li], s, identity[li]});
       }
@@ -1118,7 +1046,7 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
         const void *sb = sendOf(me);
         void *rb = recvOf(me);
         used.push_back(comm);
-        if (call.kind == NcclKind::SendRecv) {
+        if (call.kind == CollectiveType::SendRecv) {
           for (size_t i = 0; i < call.pairs.size(); ++i) {
             auto [src, dst] = call.pairs[i];
             size_t c = static_cast<size_t>(pairCount(call, i));
@@ -1137,19 +1065,19 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
         int rootRank = call.root ? position(*call.root) : 0;
         size_t kk = static_cast<size_t>(k);
         switch (call.kind) {
-        case NcclKind::Allgather:
+        case CollectiveType::Allgather:
           SC_NCCL_C(ncclAllGather(sb, rb, kk, dt, comm, s), comm);
           break;
-        case NcclKind::AllToAll:
+        case CollectiveType::AllToAll:
           SC_NCCL_C(ncclAlltoAll(sb, rb, kk, dt, comm, s), comm);
           break;
-        case NcclKind::Allreduce:
+        case CollectiveType::Allreduce:
           SC_NCCL_C(ncclAllReduce(sb, rb, kk, dt, op, comm, s), comm);
           break;
-        case NcclKind::ReduceScatter:
+        case CollectiveType::ReduceScatter:
           SC_NCCL_C(ncclReduceScatter(sb, rb, kk, dt, op, comm, s), comm);
           break;
-        case NcclKind::Broadcast: {
+        case CollectiveType::Broadcast: {
           // Non-roots receive in place; a root outside the team broadcasts in
           // place from its send buffer (NCCL writes nothing there).
           const void *from = isRoot ? sb : rb;
@@ -1157,12 +1085,12 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
           SC_NCCL_C(ncclBroadcast(from, to, kk, dt, rootRank, comm, s), comm);
           break;
         }
-        case NcclKind::Reduce: {
+        case CollectiveType::Reduce: {
           const void *from = member ? sb : identity[li];
           SC_NCCL_C(ncclReduce(from, isRoot ? rb : nullptr, kk, dt, op, rootRank, comm, s), comm);
           break;
         }
-        case NcclKind::Gather:
+        case CollectiveType::Gather:
           if (rootInTeam) {
             SC_NCCL_C(ncclGather(sb, rb, kk, dt, rootRank, comm, s), comm);
           } else { // The root (last) only receives.
@@ -1174,7 +1102,7 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
                           comm);
           }
           break;
-        case NcclKind::Scatter:
+        case CollectiveType::Scatter:
           if (rootInTeam) {
             SC_NCCL_C(ncclScatter(sb, rb, kk, dt, rootRank, comm, s), comm);
           } else { // The root (last) only sends.
@@ -1187,7 +1115,7 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
               SC_NCCL_C(ncclRecv(rb, kk, dt, rootRank, comm, s), comm);
           }
           break;
-        case NcclKind::AllToAllv: {
+        case CollectiveType::AllToAllv: {
           int64_t sendAt = 0, recvAt = 0;
           for (int j = 0; j < n; ++j) {
             int64_t out = call.counts[pos][j], in = call.counts[j][pos];
@@ -1204,7 +1132,8 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
           }
           break;
         }
-        case NcclKind::SendRecv:
+        case CollectiveType::SendRecv:
+        case CollectiveType::CollectivePermute: // Refused by validateCall.
           break;
         }
       }

@@ -36,7 +36,8 @@
 // Not thread-safe: one thread drives a world.
 #pragma once
 
-#include "executor/SimCollectives.h" // ReduceOp
+#include "ir/Collectives.h"  // CollectiveType, ReduceOp
+#include "ir/ElementTypes.h" // ElementType
 
 #include <cstddef>
 #include <cstdint>
@@ -59,13 +60,6 @@ class NcclError : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
 };
-
-/// Element types of collective buffers (mapped to ncclDataType_t).
-enum class NcclDataType { F64, F32, F16, BF16, I64, I32, I8, U8 };
-size_t dataTypeSize(NcclDataType t);
-const char *dataTypeName(NcclDataType t);
-
-/// Reduction operators (mapped to ncclSum, ncclProd, ncclMax, ncclMin).
 
 /// How communicators are made and how long the host waits for NCCL.
 struct NcclOptions {
@@ -168,22 +162,6 @@ private:
   friend struct NcclWorldAccess;
 };
 
-/// The collectives runCollective runs (DESIGN section 3's table, plus
-/// AllToAllv as SimCollectives.h defines it).
-enum class NcclKind {
-  Allgather,
-  Gather,
-  Scatter,
-  Broadcast,
-  AllToAll,
-  Allreduce,
-  Reduce,
-  ReduceScatter,
-  SendRecv,
-  AllToAllv,
-};
-const char *ncclKindName(NcclKind k);
-
 /// One collective call. Semantics and element counts are those of
 /// SimCollectives.h, with k = `count`, the per-rank chunk:
 ///   Allgather     send k, recv n*k on every member
@@ -202,8 +180,9 @@ const char *ncclKindName(NcclKind k);
 /// (as in MpiBackend): a Gather root only receives, a Scatter or Broadcast
 /// root only sends, a Reduce root contributes the operator's identity.
 struct NcclCall {
-  using Kind = NcclKind;
-  Kind kind = Kind::Allgather;
+  /// DESIGN section 3's table and AllToAllv (as SimCollectives.h defines
+  /// it), not CollectivePermute.
+  CollectiveType kind = CollectiveType::Allgather;
   /// World ranks in team rank order (unused by SendRecv).
   std::vector<int> team;
   /// Gather, Scatter, Broadcast, Reduce: the root's world rank; it may be
@@ -216,7 +195,9 @@ struct NcclCall {
   std::vector<int64_t> pairCounts;
   /// AllToAllv: counts[s][d] elements go from team rank s to team rank d.
   std::vector<std::vector<int64_t>> counts;
-  NcclDataType dataType = NcclDataType::F32;
+  /// The buffers' element type (mapped to ncclDataType_t); the reduction
+  /// operator maps to ncclSum, ncclProd, ncclMax, ncclMin.
+  ElementType dataType = ElementType::F32;
   ReduceOp reduceOp = ReduceOp::Sum;
   /// The per-rank chunk k (elements), as above.
   int64_t count = 0;

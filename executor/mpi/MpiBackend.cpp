@@ -282,12 +282,12 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
     for (int64_t d : devices)
       ranks.push_back(rankOf(d));
     return [&call, this, ranks] {
-      return "the " + std::string(simCollectiveName(call.kind)) + " over ranks " +
+      return "the " + std::string(collectiveTypeName(call.kind)) + " over ranks " +
              ranksText(ranks) + " of " + collectiveStep(call.inputName, call.outputName);
     };
   };
 
-  if (call.kind == SimCollective::SendRecv) {
+  if (call.kind == CollectiveType::SendRecv) {
     std::vector<MPI_Request> requests;
     std::vector<int64_t> peers;
     int tag = ++tag_ % kMeetingTag;
@@ -319,7 +319,6 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
   if (!handle)
     return; // Not a participant.
   MPI_Comm comm = *static_cast<MPI_Comm *>(handle);
-  int n = static_cast<int>(call.team.size());
   int rootRank = call.root ? static_cast<int>(std::find(members.begin(), members.end(),
                                                         *call.root) -
                                               members.begin())
@@ -330,15 +329,14 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
   // Buffers and count arrays must outlive the request: each case finishes it.
   MPI_Request request;
   auto finish = [&] { complete(&request, 1, waitedFor(members)); };
-  int64_t k;
+  // The per-rank chunk, from sizes every process checked alike.
+  const int64_t k = perRankChunk(call, inSizes);
   switch (call.kind) {
-  case SimCollective::Allgather:
-    k = inSizes.at(call.team[0]);
+  case CollectiveType::Allgather:
     MPI_Iallgather(src->data(), count(k), MPI_DOUBLE, dst->data(), count(k), MPI_DOUBLE, comm,
                    &request);
     return finish();
-  case SimCollective::Gather: {
-    k = inSizes.at(call.team[0]);
+  case CollectiveType::Gather: {
     std::vector<int> counts(members.size(), count(k)), displs(members.size(), 0);
     for (size_t i = 0; i < members.size(); ++i)
       displs[i] = count(static_cast<int64_t>(i) * k);
@@ -350,8 +348,7 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
                  rootRank, comm, &request);
     return finish();
   }
-  case SimCollective::Scatter: {
-    k = outSizes.at(call.team[0]);
+  case CollectiveType::Scatter: {
     std::vector<int> counts(members.size(), count(k)), displs(members.size(), 0);
     for (size_t i = 0; i < members.size(); ++i)
       displs[i] = count(static_cast<int64_t>(i) * k);
@@ -363,8 +360,7 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
                   comm, &request);
     return finish();
   }
-  case SimCollective::Broadcast: {
-    k = inSizes.at(*call.root);
+  case CollectiveType::Broadcast: {
     SimBuffer staging;
     double *buffer = nullptr;
     if (me == *call.root) {
@@ -379,18 +375,15 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
       *dst = staging;
     return;
   }
-  case SimCollective::AllToAll:
-    k = inSizes.at(call.team[0]) / n;
+  case CollectiveType::AllToAll:
     MPI_Ialltoall(src->data(), count(k), MPI_DOUBLE, dst->data(), count(k), MPI_DOUBLE, comm,
                   &request);
     return finish();
-  case SimCollective::Allreduce:
-    k = inSizes.at(call.team[0]);
+  case CollectiveType::Allreduce:
     MPI_Iallreduce(src->data(), dst->data(), count(k), MPI_DOUBLE, mpiOp(call.op), comm,
                    &request);
     return finish();
-  case SimCollective::Reduce: {
-    k = inSizes.at(call.team[0]);
+  case CollectiveType::Reduce: {
     SimBuffer neutral;
     const double *send = nullptr;
     if (member) {
@@ -404,12 +397,11 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
                 rootRank, comm, &request);
     return finish();
   }
-  case SimCollective::ReduceScatter:
-    k = inSizes.at(call.team[0]) / n;
+  case CollectiveType::ReduceScatter:
     MPI_Ireduce_scatter_block(src->data(), dst->data(), count(k), MPI_DOUBLE, mpiOp(call.op),
                               comm, &request);
     return finish();
-  case SimCollective::SendRecv:
+  default: // SendRecv was run above; no plan names another.
     return;
   }
 }

@@ -163,7 +163,7 @@ json operandToJson(const Operand &o) {
 }
 
 json communicationToJson(const CommunicationInfo &c) {
-  json j{{"number", c.number}, {"type", collectiveTypeJsonName(c.type)}, {"team", c.team}};
+  json j{{"number", c.number}, {"type", collectiveTypeName(c.type)}, {"team", c.team}};
   if (c.root)
     j["root"] = *c.root;
   if (!c.backend.empty())

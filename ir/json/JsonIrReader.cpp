@@ -837,7 +837,8 @@ CommunicationInfo Reader::communication(const At &at) const {
   checkKeys(at, {"number", "type", "team", "root", "backend"});
   CommunicationInfo c;
   c.number = static_cast<int>(integer(field(at, "number"), 0, INT_MAX));
-  c.type = enumValue(field(at, "type"), parseCollectiveTypeJson, collectiveTypeJsonChoices);
+  c.type = enumValue(field(at, "type"), parseCollectiveType,
+                     +[] { return collectiveChoices(&CollectiveInfo::hostIr); });
   for (const At &device : elements(field(at, "team")))
     c.team.push_back(integer(device, 0, INT64_MAX));
   if (auto root = optionalField(at, "root"))

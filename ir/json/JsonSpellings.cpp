@@ -137,19 +137,6 @@ constexpr std::array<Spelling<OpKind>, 18> kOpKinds{{
     {OpKind::Other, "Other"},
 }};
 
-constexpr std::array<Spelling<CollectiveType>, 10> kCollectiveTypes{{
-    {CollectiveType::Gather, "Gather"},
-    {CollectiveType::Allgather, "Allgather"},
-    {CollectiveType::Scatter, "Scatter"},
-    {CollectiveType::Reduce, "Reduce"},
-    {CollectiveType::Allreduce, "Allreduce"},
-    {CollectiveType::ReduceScatter, "ReduceScatter"},
-    {CollectiveType::Broadcast, "Broadcast"},
-    {CollectiveType::SendRecv, "SendRecv"},
-    {CollectiveType::AllToAll, "AllToAll"},
-    {CollectiveType::CollectivePermute, "CollectivePermute"},
-}};
-
 constexpr std::array<Spelling<BlockKind>, 6> kBlockKinds{{
     {BlockKind::KernelMath, "KernelMath"},
     {BlockKind::Kernel, "Kernel"},
@@ -230,16 +217,6 @@ std::optional<OpKind> parseOpKindJson(std::string_view s) {
 }
 std::string opKindJsonChoices() {
   return choicesIn(kOpKinds);
-}
-
-const char *collectiveTypeJsonName(CollectiveType c) {
-  return nameIn(kCollectiveTypes, c);
-}
-std::optional<CollectiveType> parseCollectiveTypeJson(std::string_view s) {
-  return parseIn(kCollectiveTypes, s);
-}
-std::string collectiveTypeJsonChoices() {
-  return choicesIn(kCollectiveTypes);
 }
 
 const char *blockKindJsonName(BlockKind k) {

@@ -4,7 +4,8 @@
 // `DIDx`, `Global`, `Split`, `Allgather`, ...) rather than by nvFuser's
 // printed spelling, so that the format does not change when nvFuser's printing
 // does. Data types are the one exception: they use nvFuser's spelling
-// (`float`, `__bfloat`), which is what users know them by.
+// (`float`, `__bfloat`), which is what users know them by. Collectives are
+// spelled by their one list (ir/Collectives.h).
 //
 // Internal to ir/json; nothing here validates documents or builds IR.
 #pragma once
@@ -37,9 +38,6 @@ std::optional<Transform::Kind> parseTransformKindJson(std::string_view s);
 const char *opKindJsonName(OpKind k);
 std::optional<OpKind> parseOpKindJson(std::string_view s);
 
-const char *collectiveTypeJsonName(CollectiveType c);
-std::optional<CollectiveType> parseCollectiveTypeJson(std::string_view s);
-
 const char *blockKindJsonName(BlockKind k);
 std::optional<BlockKind> parseBlockKindJson(std::string_view s);
 
@@ -54,7 +52,6 @@ std::string memoryTypeJsonChoices();
 std::string dataTypeJsonChoices();
 std::string transformKindJsonChoices();
 std::string opKindJsonChoices();
-std::string collectiveTypeJsonChoices();
 std::string blockKindJsonChoices();
 std::string extentOpJsonChoices();
 

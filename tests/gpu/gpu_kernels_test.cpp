@@ -21,7 +21,7 @@
 
 using namespace shardcheck;
 namespace g = shardcheck::gpu;
-using g::ElementType;
+using shardcheck::ElementType;
 
 namespace {
 
@@ -184,28 +184,28 @@ TEST(GpuOpCodes, IntegerOpsAreTheReferencesIntegralOnes) {
 }
 
 TEST(GpuElementTypes, MapDtypes) {
-  EXPECT_EQ(g::elementTypeOf(DataType::Double), ElementType::F64);
-  EXPECT_EQ(g::elementTypeOf(DataType::Float), ElementType::F32);
-  EXPECT_EQ(g::elementTypeOf(DataType::Unknown), ElementType::F32);
-  EXPECT_EQ(g::elementTypeOf(DataType::Half), ElementType::F16);
-  EXPECT_EQ(g::elementTypeOf(DataType::BFloat16), ElementType::BF16);
-  EXPECT_EQ(g::elementTypeOf(DataType::Int64), ElementType::I64);
-  EXPECT_EQ(g::elementTypeOf(DataType::Index), ElementType::I64);
-  EXPECT_EQ(g::elementTypeOf(DataType::Int32), ElementType::I32);
-  EXPECT_EQ(g::elementTypeOf(DataType::Int8), ElementType::I8);
-  EXPECT_EQ(g::elementTypeOf(DataType::Bool), ElementType::U8);
-  EXPECT_FALSE(g::elementTypeOf(DataType::ComplexFloat).has_value());
-  EXPECT_FALSE(g::elementTypeOf(DataType::Float8_e4m3).has_value());
+  EXPECT_EQ(shardcheck::elementTypeOf(DataType::Double), ElementType::F64);
+  EXPECT_EQ(shardcheck::elementTypeOf(DataType::Float), ElementType::F32);
+  EXPECT_EQ(shardcheck::elementTypeOf(DataType::Unknown), ElementType::F32);
+  EXPECT_EQ(shardcheck::elementTypeOf(DataType::Half), ElementType::F16);
+  EXPECT_EQ(shardcheck::elementTypeOf(DataType::BFloat16), ElementType::BF16);
+  EXPECT_EQ(shardcheck::elementTypeOf(DataType::Int64), ElementType::I64);
+  EXPECT_EQ(shardcheck::elementTypeOf(DataType::Index), ElementType::I64);
+  EXPECT_EQ(shardcheck::elementTypeOf(DataType::Int32), ElementType::I32);
+  EXPECT_EQ(shardcheck::elementTypeOf(DataType::Int8), ElementType::I8);
+  EXPECT_EQ(shardcheck::elementTypeOf(DataType::Bool), ElementType::U8);
+  EXPECT_FALSE(shardcheck::elementTypeOf(DataType::ComplexFloat).has_value());
+  EXPECT_FALSE(shardcheck::elementTypeOf(DataType::Float8_e4m3).has_value());
   for (const auto &[type, dtype] : kTypes)
-    EXPECT_EQ(static_cast<int>(g::elementSize(type)), dataTypeSize(dtype))
-        << g::elementTypeName(type);
+    EXPECT_EQ(static_cast<int>(shardcheck::elementSize(type)), dataTypeSize(dtype))
+        << shardcheck::elementTypeName(type);
 }
 
 TEST(GpuElementTypes, HostRoundingIsRoundToDtype) {
   for (const auto &[type, dtype] : kTypes)
     for (double v : roundingProbes())
-      EXPECT_TRUE(sameValue(g::roundToElementType(v, type), roundToDtype(v, dtype)))
-          << g::elementTypeName(type) << " of " << v;
+      EXPECT_TRUE(sameValue(shardcheck::roundToElementType(v, type), roundToDtype(v, dtype)))
+          << shardcheck::elementTypeName(type) << " of " << v;
 }
 
 // ---------------------------------------------------------------------------
@@ -256,7 +256,7 @@ void expectResults(const std::vector<double> &got, const std::vector<double> &wa
   int reported = 0;
   for (size_t i = 0; i < got.size() && reported < 5; ++i)
     if (!closeEnough(got[i], want[i], t)) {
-      ADD_FAILURE() << what << " (" << g::elementTypeName(t) << ") at " << i << " of ("
+      ADD_FAILURE() << what << " (" << shardcheck::elementTypeName(t) << ") at " << i << " of ("
                     << inputsOf(i) << "): got " << got[i] << ", want " << want[i];
       ++reported;
     }
@@ -268,7 +268,7 @@ TEST_F(GpuKernels, UploadDownloadRoundTripsRoundLikeRoundToDtype) {
     std::vector<double> got = download(upload(type, probes));
     for (size_t i = 0; i < probes.size(); ++i)
       EXPECT_TRUE(sameValue(got[i], roundToDtype(probes[i], dtype)))
-          << g::elementTypeName(type) << " of " << probes[i] << ": got " << got[i];
+          << shardcheck::elementTypeName(type) << " of " << probes[i] << ": got " << got[i];
   }
   g::DeviceArray zeros = g::allocateArray(0, ElementType::BF16, 5);
   EXPECT_EQ(download(zeros), std::vector<double>(5, 0.0));
@@ -531,7 +531,7 @@ TEST_F(GpuKernels, CastRoundsLikeRoundToDtype) {
         bool exact = sameValue(got[i], want[i]) ||
                      (from == ElementType::I64 && std::fabs(x[i]) > std::ldexp(1.0, 53) &&
                       std::fabs(got[i] - want[i]) <= std::fabs(want[i]) * 1e-2);
-        EXPECT_TRUE(exact) << g::elementTypeName(from) << " -> " << g::elementTypeName(to) << " of "
+        EXPECT_TRUE(exact) << shardcheck::elementTypeName(from) << " -> " << shardcheck::elementTypeName(to) << " of "
                            << x[i] << ": got " << got[i] << ", want " << want[i];
       }
     }
@@ -546,7 +546,7 @@ TEST_F(GpuKernels, GatherWithNegativeAndOutOfRangeIndices) {
   for (ElementType t : {ElementType::F32, ElementType::F64, ElementType::BF16, ElementType::I32}) {
     g::DeviceArray out = g::allocateArray(0, t, 8);
     g::launchGather(in, indices, out, stream_);
-    EXPECT_EQ(download(out), rounded(want, t)) << g::elementTypeName(t);
+    EXPECT_EQ(download(out), rounded(want, t)) << shardcheck::elementTypeName(t);
   }
   // A gathered operand of a binary op.
   g::DeviceArray ones = upload(ElementType::F32, std::vector<double>(8, 1.0));
@@ -631,7 +631,7 @@ TEST_F(GpuKernels, SegmentReduceWithEmptySegmentsAndNaN) {
             double tol = t == ElementType::F64 ? 1e-12 : t == ElementType::F32 ? 1e-4 : 2e-2;
             bool ok = sameValue(got[o], want[o]) ||
                       std::fabs(got[o] - want[o]) <= tol * (1 + std::fabs(want[o]));
-            EXPECT_TRUE(ok) << "reduce " << static_cast<int>(kind) << " " << g::elementTypeName(t)
+            EXPECT_TRUE(ok) << "reduce " << static_cast<int>(kind) << " " << shardcheck::elementTypeName(t)
                             << " segment " << o << " (" << offsets[o + 1] - offsets[o]
                             << " positions): got " << got[o] << ", want " << want[o];
           }
@@ -674,7 +674,7 @@ TEST_F(GpuKernels, PairDotSumsProductsOverSegments) {
         want = roundToDtype(want, dtypeOf(t));
         double tol = t == ElementType::F64 ? 1e-12 : t == ElementType::F32 ? 1e-4 : 2e-2;
         EXPECT_NEAR(got[o], want, tol * (1 + std::fabs(want)))
-            << g::elementTypeName(t) << " segment " << o;
+            << shardcheck::elementTypeName(t) << " segment " << o;
       }
     }
   }
@@ -724,7 +724,7 @@ TEST_F(GpuKernels, GemmMatchesACpuLoop) {
         double tol = t == ElementType::F64 ? 1e-12 : t == ElementType::F32 ? 1e-5 : 2e-2;
         for (size_t i = 0; i < want.size(); ++i)
           ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i])))
-              << g::elementTypeName(t) << " transposeB " << transposeB << " broadcast "
+              << shardcheck::elementTypeName(t) << " transposeB " << transposeB << " broadcast "
               << broadcastA << broadcastB << " element " << i;
       }
   // k = 0: an empty sum.
@@ -738,7 +738,7 @@ TEST_F(GpuKernels, GemmMatchesACpuLoop) {
 
 /// A view of `count` elements of `base` from element `offset` on.
 g::DeviceArray viewOf(const g::DeviceArray &base, int64_t offset, int64_t count) {
-  char *p = static_cast<char *>(base.ptr()) + offset * g::elementSize(base.type);
+  char *p = static_cast<char *>(base.ptr()) + offset * shardcheck::elementSize(base.type);
   return g::DeviceArray{base.gpu, base.type, count, std::shared_ptr<void>(base.data, p)};
 }
 

@@ -9,14 +9,17 @@
 // version and a hash of the input, so a plan built on an unproved claim is
 // visible as such and refused unless the user insists.
 //
-// The format on disk is specified in docs/plan-format.md (format
-// "shardcheck-plan", version 1); ir/plan/PlanJson.cpp reads and writes it and
-// validates a plan's internal consistency (every name defined, every count
-// equal to its buffer's size, teams within the meshes, ...). Whether a plan
-// is *correct* is not this file's business: the checker proves it, the
-// executor runs it and compares with the reference.
+// Typed: collectives and reduction operators are the enums of
+// ir/Collectives.h, not strings. The format on disk is specified in
+// docs/plan-format.md (format "shardcheck-plan", version 1); PlanReader.cpp
+// and PlanWriter.cpp read and write it, and PlanVerifier.h checks a plan's
+// internal consistency (every name defined, every count equal to its
+// buffer's size, teams within the meshes, ...). Whether a plan is *correct*
+// is not this library's business: the checker proves it, the executor runs
+// it and compares with the reference.
 #pragma once
 
+#include "ir/Collectives.h"
 #include "ir/Constraints.h"
 #include "ir/Extent.h"
 #include "ir/Fusion.h"
@@ -86,7 +89,7 @@ struct PlanBuffer {
   /// Gathered, Packed, Unpacked, Partial: the teams of the collective.
   std::vector<PlanTeam> teams;
   /// Partial: Allreduce, Reduce or ReduceScatter.
-  std::string collective;
+  std::optional<CollectiveType> collective;
   std::vector<PlanLocal> local;
 };
 
@@ -117,11 +120,11 @@ struct PlanStep {
   ComputeMode mode = ComputeMode::Whole;
   std::vector<std::string> inputs;
   std::string output;
-  /// Collective: its name (DESIGN section 3), teams, reduction operator
-  /// (`sum`, `prod`, `max`, `min`; reductions only) and per-device counts.
-  std::string collective;
+  /// Collective: which one (DESIGN section 3), its teams, reduction
+  /// operator (reductions only) and per-device counts.
+  std::optional<CollectiveType> collective;
   std::vector<PlanTeam> teams;
-  std::string reduceOp;
+  std::optional<ReduceOp> reduceOp;
   std::vector<PlanCount> counts;
   /// Copy: the edge whose consumer-side expectation the output follows,
   /// when the output is the consumer tensor's own buffer.

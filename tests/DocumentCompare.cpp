@@ -1,12 +1,13 @@
-// Field-by-field comparison of Documents (documentsEqual in ir/Json.h).
+// Field-by-field comparison of Documents; see DocumentCompare.h.
 //
 // The comparison walks every field of every struct of ir/Fusion.h and stops at
 // the first difference, describing it with its place (`fusion 0: tensor T3:
 // logical`) and both values, which is what a failing round-trip test needs to
 // show. Options relax locations and transform order for printer round trips;
 // nothing else is ever ignored.
-#include "ir/Json.h"
+#include "tests/DocumentCompare.h"
 
+#include "ir/Json.h"
 #include "ir/json/JsonSpellings.h"
 
 #include <map>
@@ -58,7 +59,7 @@ std::string show(OpKind k) {
   return opKindJsonName(k);
 }
 std::string show(CollectiveType c) {
-  return collectiveTypeJsonName(c);
+  return collectiveTypeName(c);
 }
 std::string show(BlockKind k) {
   return blockKindJsonName(k);

@@ -1,0 +1,128 @@
+// The plan's names and queries; see Plan.h.
+//
+// Does not: read, write or verify plans (PlanReader.cpp, PlanWriter.cpp,
+// PlanVerifier.cpp).
+#include "plan/Plan.h"
+
+#include "ir/Scalars.h"
+#include "util/Checked.h"
+
+#include <algorithm>
+#include <set>
+
+namespace shardcheck {
+
+const char *planStatusName(PlanStatus s) {
+  switch (s) {
+  case PlanStatus::Proved:
+    return "proved";
+  case PlanStatus::Refuted:
+    return "refuted";
+  case PlanStatus::Unknown:
+    return "unknown";
+  }
+  return "?";
+}
+
+const char *bufferKindName(BufferKind k) {
+  switch (k) {
+  case BufferKind::Tensor:
+    return "tensor";
+  case BufferKind::View:
+    return "view";
+  case BufferKind::Gathered:
+    return "gathered";
+  case BufferKind::Packed:
+    return "packed";
+  case BufferKind::Unpacked:
+    return "unpacked";
+  case BufferKind::Partial:
+    return "partial";
+  }
+  return "?";
+}
+
+const char *stepKindName(StepKind k) {
+  switch (k) {
+  case StepKind::Compute:
+    return "compute";
+  case StepKind::Collective:
+    return "collective";
+  case StepKind::Alias:
+    return "alias";
+  case StepKind::Copy:
+    return "copy";
+  }
+  return "?";
+}
+
+const char *computeModeName(ComputeMode m) {
+  switch (m) {
+  case ComputeMode::Whole:
+    return "whole";
+  case ComputeMode::Partial:
+    return "partial";
+  case ComputeMode::Epilogue:
+    return "epilogue";
+  }
+  return "?";
+}
+
+bool PlanStep::verified() const {
+  // A step that rests on no verdict (an expression without tensor operands)
+  // was never checked: not verified, however vacuously all-proved.
+  return !restsOn.empty() && std::all_of(restsOn.begin(), restsOn.end(), [](const PlanVerdict &v) {
+    return v.status == PlanStatus::Proved;
+  });
+}
+
+const PlanBuffer *Plan::buffer(const std::string &name) const {
+  for (const PlanBuffer &b : buffers)
+    if (b.name == name)
+      return &b;
+  return nullptr;
+}
+
+bool Plan::verified() const {
+  return std::all_of(steps.begin(), steps.end(), [](const PlanStep &s) { return s.verified(); });
+}
+
+Extent localCount(const std::vector<Extent> &shape) {
+  int64_t constant = 1;
+  std::optional<Extent> symbolic;
+  for (const Extent &e : shape) {
+    if (auto c = e.asConstant())
+      constant = mulOrThrow(constant, *c, "a local element count");
+    else
+      symbolic = symbolic ? Extent::mul(*symbolic, e) : e;
+  }
+  if (!symbolic)
+    return Extent::constant(constant);
+  return constant == 1 ? *symbolic : Extent::mul(*symbolic, Extent::constant(constant));
+}
+
+std::vector<std::string> planSymbols(const Plan &plan) {
+  std::set<std::string> symbols;
+  for (const auto &[n, id] : plan.fusion.ids) {
+    id.extent.collectSymbols(symbols);
+    if (id.expandedExtent)
+      id.expandedExtent->collectSymbols(symbols);
+  }
+  for (const Transform &t : plan.fusion.transforms)
+    t.factor.collectSymbols(symbols);
+  for (const PlanConstraint &c : plan.constraints) {
+    c.lhs.collectSymbols(symbols);
+    c.rhs.collectSymbols(symbols);
+  }
+  // Scalar operands and initial values may be symbols too (`T1 * i5`).
+  for (const Expr &e : plan.fusion.exprs) {
+    for (const Operand &o : e.inputs)
+      if (auto symbol = o.tensor ? std::nullopt : scalarSymbolOf(o.scalar))
+        symbols.insert(*symbol);
+    if (auto symbol = scalarSymbolOf(e.attr("initial value")))
+      symbols.insert(*symbol);
+  }
+  return {symbols.begin(), symbols.end()};
+}
+
+} // namespace shardcheck

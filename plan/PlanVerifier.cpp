@@ -1,0 +1,288 @@
+// The plan's consistency checks; see PlanVerifier.h.
+#include "plan/PlanVerifier.h"
+
+#include "ir/json/JsonPositions.h"
+#include "ir/json/JsonText.h"
+#include "util/Checked.h"
+#include "util/Diagnostics.h"
+
+#include <stdexcept>
+
+namespace shardcheck {
+
+using jsonir::appendPointer;
+using jsonir::atPointer;
+using jsonir::quotedToken;
+
+PlanVerifier::PlanVerifier(const Plan &plan, Fail fail) : plan_(plan), fail_(std::move(fail)) {
+  planDevices_.insert(plan.devices.begin(), plan.devices.end());
+}
+
+void PlanVerifier::fail(const std::string &path, const std::string &message) const {
+  fail_(path, message);
+  throw std::logic_error("PlanVerifier: the failure handler returned");
+}
+
+Extent PlanVerifier::slots(const std::vector<Extent> &shape, const std::string &path) const {
+  // The product is a tree one level deeper per symbolic axis, which every
+  // recursive walk of it (printing, evaluating, freeing) descends, so the
+  // axes are bounded as JSON nesting is.
+  if (shape.size() > static_cast<size_t>(jsonir::kMaxJsonDepth))
+    fail(path, "a shape has at most " + std::to_string(jsonir::kMaxJsonDepth) + " axes, this one " +
+                   std::to_string(shape.size()));
+  try {
+    return localCount(shape);
+  } catch (const InputError &e) {
+    fail(path, e.diagnostic().message);
+  }
+}
+
+void PlanVerifier::checkBuffer(size_t index) {
+  const PlanBuffer &b = plan_.buffers.at(index);
+  const std::string at = appendPointer("/buffers", index);
+  checkBufferFields(at, b);
+  if (!names_.insert(b.name).second)
+    fail(at + "/name", "two buffers are called " + quotedToken(b.name));
+}
+
+void PlanVerifier::checkBufferFields(const std::string &at, const PlanBuffer &b) const {
+  bool needsEdge = b.kind == BufferKind::View || b.kind == BufferKind::Packed ||
+                   b.kind == BufferKind::Unpacked || b.kind == BufferKind::Partial;
+  if (needsEdge && (!b.consumer || !b.expr))
+    fail(at, std::string("a ") + bufferKindName(b.kind) +
+                 " buffer names its \"consumer\" and \"expr\"");
+  if (b.expr && *b.expr >= plan_.fusion.exprs.size())
+    fail(at + "/expr", "the plan's fusion has no expression " + std::to_string(*b.expr));
+  if (b.expr && b.operand && *b.operand >= plan_.fusion.exprs[*b.expr].inputs.size())
+    fail(at + "/operand",
+         "expression " + std::to_string(*b.expr) + " has no operand " + std::to_string(*b.operand));
+  if (b.kind != BufferKind::Tensor && b.kind != BufferKind::Partial && b.kind != BufferKind::View &&
+      b.teams.empty())
+    fail(at, std::string("a ") + bufferKindName(b.kind) + " buffer names its \"teams\"");
+  if (b.kind == BufferKind::Partial && !(b.collective && isReductionCollective(*b.collective)))
+    fail(at, "a partial buffer names its \"collective\": Allreduce, Reduce or ReduceScatter");
+  std::set<int64_t> seen;
+  for (size_t i = 0; i < b.local.size(); ++i)
+    if (!seen.insert(b.local[i].device).second)
+      fail(appendPointer(at + "/local", i),
+           "device " + std::to_string(b.local[i].device) + " has two local shapes");
+}
+
+void PlanVerifier::checkTeamsWithin(const std::string &at, const std::vector<PlanTeam> &teams,
+                                    const std::set<int64_t> &known) const {
+  for (const PlanTeam &t : teams) {
+    std::vector<int64_t> all = t.devices;
+    if (t.root)
+      all.push_back(*t.root);
+    for (const auto &[src, dst] : t.pairs) {
+      all.push_back(src);
+      all.push_back(dst);
+    }
+    for (int64_t d : all)
+      if (!known.count(d))
+        fail(at, "team device " + std::to_string(d) + " is not a device of the plan");
+  }
+}
+
+/// A compute step reads, for operand i, a buffer of operand i's tensor (its
+/// own buffer, or a view of it for this expression and operand) and writes
+/// the expression's output (its partial buffer for a partial).
+void PlanVerifier::checkCompute(const std::string &at, const PlanStep &s,
+                                const PlanBuffer &out) const {
+  if (!s.expr)
+    fail(at, "a compute step names its \"expr\"");
+  const Expr &e = plan_.fusion.exprs[*s.expr];
+  if (s.inputs.size() != e.inputs.size())
+    fail(at + "/inputs", "a compute step lists one buffer per operand of expression " +
+                             std::to_string(*s.expr) + " (" + std::to_string(e.inputs.size()) +
+                             ")");
+  if (e.outputs.size() != 1)
+    fail(at + "/expr", "expression " + std::to_string(*s.expr) + " has " +
+                           std::to_string(e.outputs.size()) + " outputs; one is computed");
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    std::string path = appendPointer(at + "/inputs", i);
+    if (!e.inputs[i].tensor) {
+      if (!s.inputs[i].empty())
+        fail(path, "operand " + std::to_string(i) + " is a scalar: its buffer is \"\"");
+      continue;
+    }
+    if (s.inputs[i].empty())
+      fail(path, "operand " + std::to_string(i) + " is a tensor and needs a buffer");
+    const PlanBuffer &b = *bufferNamed(s.inputs[i]);
+    bool own = b.kind == BufferKind::Tensor && b.tensor == *e.inputs[i].tensor;
+    bool view = b.kind == BufferKind::View && b.tensor == *e.inputs[i].tensor && b.expr == s.expr &&
+                b.operand == i;
+    if (!own && !view)
+      fail(path, "buffer " + quotedToken(b.name) + " does not hold operand " + std::to_string(i) +
+                     " of expression " + std::to_string(*s.expr) + " (T" +
+                     std::to_string(*e.inputs[i].tensor) + ")");
+  }
+  BufferKind expected = s.mode == ComputeMode::Partial ? BufferKind::Partial : BufferKind::Tensor;
+  if (out.kind != expected || out.tensor != e.outputs[0] ||
+      (expected == BufferKind::Partial && out.expr != s.expr))
+    fail(at + "/output", std::string("a ") + computeModeName(s.mode) +
+                             " compute step of expression " + std::to_string(*s.expr) + " writes " +
+                             (expected == BufferKind::Partial ? "a partial " : "the ") +
+                             "buffer of T" + std::to_string(e.outputs[0]));
+}
+
+/// A copy places elements of one tensor: the input holds the producer's
+/// elements that the output's slots expect (a copy into a consumer's own
+/// buffer names the edge, through `expr` and `operand`).
+void PlanVerifier::checkCopy(const std::string &at, const PlanStep &s, const PlanBuffer &in,
+                             const PlanBuffer &out) const {
+  TensorNum expected = out.tensor;
+  if (out.kind == BufferKind::Tensor) {
+    if (!s.expr || !s.operand)
+      fail(at, "a copy into a tensor's buffer names the edge (\"expr\", \"operand\")");
+    const Expr &e = plan_.fusion.exprs[*s.expr];
+    if (*s.operand >= e.inputs.size() || !e.inputs[*s.operand].tensor || e.outputs.size() != 1 ||
+        e.outputs[0] != out.tensor)
+      fail(at, "expression " + std::to_string(*s.expr) + " operand " + std::to_string(*s.operand) +
+                   " is not an edge into T" + std::to_string(out.tensor));
+    expected = *e.inputs[*s.operand].tensor;
+  } else if (out.kind == BufferKind::Partial) {
+    fail(at + "/output", "a copy does not write a partial buffer");
+  }
+  if (in.kind == BufferKind::Partial || in.tensor != expected)
+    fail(at + "/inputs", "buffer " + quotedToken(in.name) + " does not hold the elements of T" +
+                             std::to_string(expected) + " that " + quotedToken(out.name) +
+                             " expects");
+}
+
+/// A collective is called on each device of its step with the sizes of its
+/// buffers there: every device of the step has exactly one `counts` entry,
+/// with `in` exactly where the input buffer lives and `out` likewise.
+void PlanVerifier::checkCounts(const std::string &at, const PlanStep &s, const PlanBuffer &in,
+                               const PlanBuffer &out) const {
+  std::set<int64_t> stepDevices(s.devices.begin(), s.devices.end()), seen;
+  for (size_t i = 0; i < s.counts.size(); ++i) {
+    const PlanCount &c = s.counts[i];
+    std::string path = appendPointer(at + "/counts", i);
+    std::string device = "device " + std::to_string(c.device);
+    if (!stepDevices.count(c.device))
+      fail(path, device + " is not a device of the step");
+    if (!seen.insert(c.device).second)
+      fail(path, device + " has two counts entries");
+    checkCount(path, in, c.device, c.in, "input");
+    checkCount(path, out, c.device, c.out, "output");
+  }
+  for (int64_t d : s.devices)
+    if (!seen.count(d))
+      fail(at + "/counts", "device " + std::to_string(d) + " of the step has no counts entry");
+}
+
+void PlanVerifier::checkCount(const std::string &path, const PlanBuffer &b, int64_t device,
+                              const std::optional<Extent> &count, const char *which) const {
+  const PlanLocal *local = localOn(b, device);
+  std::string name = "buffer " + quotedToken(b.name);
+  if (!local && count)
+    fail(path, name + " has no local shape on device " + std::to_string(device));
+  if (local && !count)
+    fail(path, std::string("the ") + which + " count of device " + std::to_string(device) +
+                   " is missing (" + name + " lives there)");
+  if (!local)
+    return;
+  std::string size = slots(local->shape, path).str();
+  if (size != count->str())
+    fail(path, std::string("the ") + which + " count " + shownToken(count->str()) + " of device " +
+                   std::to_string(device) + " is not the size of " + name + " (" +
+                   shownToken(size) + ")");
+}
+
+void PlanVerifier::indexBuffers() {
+  for (const PlanBuffer &b : plan_.buffers) {
+    buffers_.emplace(b.name, &b);
+    for (const PlanLocal &l : b.local)
+      locals_.emplace(std::make_pair(&b, l.device), &l);
+  }
+}
+
+const PlanBuffer *PlanVerifier::bufferNamed(const std::string &name) const {
+  auto it = buffers_.find(name);
+  return it == buffers_.end() ? nullptr : it->second;
+}
+
+const PlanLocal *PlanVerifier::localOn(const PlanBuffer &b, int64_t device) const {
+  auto it = locals_.find({&b, device});
+  return it == locals_.end() ? nullptr : it->second;
+}
+
+void PlanVerifier::checkStep(size_t index) {
+  const PlanStep &s = plan_.steps.at(index);
+  const std::string at = appendPointer("/steps", index);
+  for (int64_t d : s.devices)
+    if (!planDevices_.count(d))
+      fail(at + "/devices", "device " + std::to_string(d) + " is not a device of the plan");
+  if (s.expr && *s.expr >= plan_.fusion.exprs.size())
+    fail(at + "/expr", "the plan's fusion has no expression " + std::to_string(*s.expr));
+  auto requireBuffer = [&](const std::string &name, const std::string &path) {
+    const PlanBuffer *b = bufferNamed(name);
+    if (!b)
+      fail(path, "no buffer is called " + quotedToken(name));
+    return b;
+  };
+  for (size_t i = 0; i < s.inputs.size(); ++i) {
+    std::string path = appendPointer(at + "/inputs", i);
+    if (s.inputs[i].empty() && s.kind == StepKind::Compute)
+      continue; // A scalar operand (checkCompute checks that it is one).
+    const PlanBuffer *b = requireBuffer(s.inputs[i], path);
+    bool isFusionInput = b->kind == BufferKind::Tensor && !plan_.fusion.producerExpr(b->tensor);
+    if (!written_.count(s.inputs[i]) && !isFusionInput)
+      fail(path, "buffer " + quotedToken(s.inputs[i]) + " is read before any step writes it");
+  }
+  const PlanBuffer *out = requireBuffer(s.output, at + "/output");
+  switch (s.kind) {
+  case StepKind::Compute:
+    checkCompute(at, s, *out);
+    break;
+  case StepKind::Collective: {
+    if (!s.collective)
+      fail(at, "a collective step names its \"collective\"");
+    if (s.inputs.size() != 1)
+      fail(at + "/inputs", "a collective step has one input buffer");
+    checkTeamsWithin(at, s.teams, planDevices_);
+    bool reduction = isReductionCollective(*s.collective);
+    if (reduction != s.reduceOp.has_value())
+      fail(at, reduction ? "a reduction collective names its \"reduce_op\""
+                         : "only reduction collectives have a \"reduce_op\"");
+    const PlanBuffer *in = bufferNamed(s.inputs[0]);
+    if (s.collective == CollectiveType::AllToAllv &&
+        (in->kind != BufferKind::Packed || out->kind != BufferKind::Unpacked ||
+         in->consumer != out->consumer || in->expr != out->expr || in->operand != out->operand))
+      fail(at, "an AllToAllv moves a packed buffer into the unpacked buffer of the same "
+               "edge");
+    checkCounts(at, s, *in, *out);
+    break;
+  }
+  case StepKind::Alias:
+  case StepKind::Copy:
+    if (s.inputs.size() != 1)
+      fail(at + "/inputs",
+           std::string("an ") + stepKindName(s.kind) + " step has one input buffer");
+    if (s.kind == StepKind::Copy)
+      checkCopy(at, s, *bufferNamed(s.inputs[0]), *out);
+    break;
+  }
+  written_.insert(s.output);
+}
+
+void PlanVerifier::checkOutputsWritten() const {
+  for (TensorNum t : plan_.fusion.outputs)
+    if (plan_.fusion.producerExpr(t) && !written_.count("T" + std::to_string(t)))
+      fail("/steps", "no step writes the fusion output T" + std::to_string(t));
+}
+
+void verifyPlan(const Plan &plan) {
+  PlanVerifier verifier(plan, [](const std::string &path, const std::string &message) {
+    throwInputError("plan-invalid", message + atPointer(path), SourceLoc{});
+  });
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    verifier.checkBuffer(i);
+  verifier.indexBuffers();
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    verifier.checkStep(i);
+  verifier.checkOutputsWritten();
+}
+
+} // namespace shardcheck
