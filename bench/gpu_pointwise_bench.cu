@@ -61,7 +61,8 @@ double medianSeconds(const std::function<void()> &op, cudaStream_t stream, int i
 }
 
 /// GB/s of relu over `bytes` of `type` (read + write).
-double reluRate(shardcheck::ElementType type, size_t bytes, g::Stream stream, int iterations, int repeat) {
+double reluRate(shardcheck::ElementType type, size_t bytes, g::Stream stream, int iterations,
+                int repeat) {
   int64_t count = static_cast<int64_t>(bytes / shardcheck::elementSize(type));
   g::DeviceArray in = g::allocateArray(0, type, count);
   g::DeviceArray out = g::allocateArray(0, type, count);
@@ -76,7 +77,8 @@ double reluRate(shardcheck::ElementType type, size_t bytes, g::Stream stream, in
 
 double copyRate(size_t bytes, g::Stream stream, int iterations, int repeat) {
   g::DeviceArray in = g::allocateArray(0, shardcheck::ElementType::U8, static_cast<int64_t>(bytes));
-  g::DeviceArray out = g::allocateArray(0, shardcheck::ElementType::U8, static_cast<int64_t>(bytes));
+  g::DeviceArray out =
+      g::allocateArray(0, shardcheck::ElementType::U8, static_cast<int64_t>(bytes));
   auto s = static_cast<cudaStream_t>(stream);
   double t = medianSeconds(
       [&] {

@@ -72,7 +72,9 @@ namespace {
 
 // ---------------------------------------------------------------- checks --
 
-[[noreturn]] void fail(const std::string &m) { throw std::runtime_error(m); }
+[[noreturn]] void fail(const std::string &m) {
+  throw std::runtime_error(m);
+}
 
 void ckCuda(cudaError_t e, const char *expr, int line) {
   if (e != cudaSuccess)
@@ -80,8 +82,7 @@ void ckCuda(cudaError_t e, const char *expr, int line) {
          ": " + cudaGetErrorString(e));
 }
 ncclResult_t ckNccl(ncclResult_t r, const char *expr, int line) {
-  if (r != ncclSuccess && r != ncclInProgress)
-  {
+  if (r != ncclSuccess && r != ncclInProgress) {
     const char *last = ncclGetLastError(nullptr);
     fail(std::string("line ") + std::to_string(line) + ": " + expr + ": " + ncclGetErrorString(r) +
          (last && *last ? std::string(" (") + last + ")" : std::string()));
@@ -96,7 +97,9 @@ int g_rank = 0;
 [[maybe_unused]] int g_size = 1;
 
 /// Printing: the first process only.
-bool leader() { return g_rank == 0; }
+bool leader() {
+  return g_rank == 0;
+}
 
 double maxOverProcesses(double v) {
 #ifdef HAVE_MPI
@@ -143,12 +146,14 @@ void usage(FILE *to) {
   std::fprintf(
       to,
       "usage: nccl_collectives_bench [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N]\n"
-      "         [--rounds N] [--dtype bf16|f32] [--gpus N] [--ops a,b,...] [--timeout S] [--blocking]\n"
+      "         [--rounds N] [--dtype bf16|f32] [--gpus N] [--ops a,b,...] [--timeout S] "
+      "[--blocking]\n"
       "         [--selftest] [--fault-test] [--mpi]\n"
       "  sizes accept K, M, G suffixes (powers of 1024); defaults 1M..1G, 20 iters, 5 warmup,\n"
       "  bf16, all visible GPUs; --rounds: measure direct+sync and the executor alternately N\n"
       "  times (each --iters iterations) and report the medians, so that drift over the run\n"
-      "  does not favour one side (default 1); ops: allgather reducescatter allreduce broadcast alltoall\n"
+      "  does not favour one side (default 1); ops: allgather reducescatter allreduce broadcast "
+      "alltoall\n"
       "  reduce gather scatter; --timeout: waitAll deadline in seconds (30);\n"
       "  --blocking: blocking communicators (default non-blocking);\n"
       "  --selftest: check runCollective's results against DESIGN section 3, then exit;\n"
@@ -354,8 +359,8 @@ double median(std::vector<double> v) {
 }
 
 struct Shape {
-  int64_t count = 0;   // elements of the "size" buffer (nccl-tests' count)
-  int64_t k = 0;       // the per-rank chunk of NcclCall
+  int64_t count = 0; // elements of the "size" buffer (nccl-tests' count)
+  int64_t k = 0;     // the per-rank chunk of NcclCall
   double busFactor = 0;
 };
 
@@ -403,7 +408,8 @@ void enqueueDirect(Bench &b, const std::string &op, const Shape &s, ncclDataType
   }
   ncclResult_t r = CK_NCCL(ncclGroupEnd());
   if (r == ncclInProgress) { // Non-blocking: wait until NCCL has enqueued.
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(b.args.timeout);
+    auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(b.args.timeout);
     for (size_t li = 0; li < b.ranks.size(); ++li) {
       for (;;) {
         ncclResult_t state = ncclSuccess;
@@ -420,13 +426,18 @@ void enqueueDirect(Bench &b, const std::string &op, const Shape &s, ncclDataType
   }
 }
 
-sg::NcclCall executorCall(const std::string &op, const Shape &s, int n, shardcheck::ElementType dt) {
+sg::NcclCall executorCall(const std::string &op, const Shape &s, int n,
+                          shardcheck::ElementType dt) {
   sg::NcclCall c;
   static const std::map<std::string, shardcheck::CollectiveType> kinds = {
-      {"allgather", shardcheck::CollectiveType::Allgather}, {"reducescatter", shardcheck::CollectiveType::ReduceScatter},
-      {"allreduce", shardcheck::CollectiveType::Allreduce}, {"broadcast", shardcheck::CollectiveType::Broadcast},
-      {"reduce", shardcheck::CollectiveType::Reduce},       {"alltoall", shardcheck::CollectiveType::AllToAll},
-      {"gather", shardcheck::CollectiveType::Gather},       {"scatter", shardcheck::CollectiveType::Scatter}};
+      {"allgather", shardcheck::CollectiveType::Allgather},
+      {"reducescatter", shardcheck::CollectiveType::ReduceScatter},
+      {"allreduce", shardcheck::CollectiveType::Allreduce},
+      {"broadcast", shardcheck::CollectiveType::Broadcast},
+      {"reduce", shardcheck::CollectiveType::Reduce},
+      {"alltoall", shardcheck::CollectiveType::AllToAll},
+      {"gather", shardcheck::CollectiveType::Gather},
+      {"scatter", shardcheck::CollectiveType::Scatter}};
   c.kind = kinds.at(op);
   for (int r = 0; r < n; ++r)
     c.team.push_back(r);
@@ -504,9 +515,9 @@ void aliasRow(Bench &b, size_t bytes) {
     for (size_t li = 0; li < b.ranks.size(); ++li)
       same = same && lowerAlias(b.sendBuf[li], bytes, counter) == b.sendBuf[li];
   });
-  double hostUs = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                      .count() /
-                  b.args.iters;
+  double hostUs =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+      b.args.iters;
   same = allProcesses(same && counter.calls == 0 && counter.bytes == 0);
   if (leader())
     std::printf("  %-13s %12zu %12s %5s   bytes moved %zu, copies %zu, output %s input; no-op "
@@ -521,19 +532,21 @@ void aliasRow(Bench &b, size_t bytes) {
 
 int runBench(Bench &b) {
   const size_t esz = shardcheck::elementSize(b.args.dtype);
-  const ncclDataType_t dt = b.args.dtype == shardcheck::ElementType::BF16 ? ncclBfloat16 : ncclFloat32;
+  const ncclDataType_t dt =
+      b.args.dtype == shardcheck::ElementType::BF16 ? ncclBfloat16 : ncclFloat32;
   const int n = b.n();
   b.allocate(b.args.maxBytes);
   if (leader()) {
-    std::printf("# direct: the NCCL call enqueued back to back (nccl-tests style); direct+sync:\n"
-                "# the same call, the stream synchronized after each (what a plan step does);\n"
-                "# executor: runCollective + waitAll, the executor's path for one step.\n"
-                "# ratio = executor busbw / direct+sync busbw (the target: >= 0.95 at >= 64 MiB).\n");
-    std::printf("#\n# %-13s %12s %12s %5s | %10s %8s %8s | %10s %8s | %10s %8s %8s | %6s %5s\n", "", "", "",
-                "", "direct", "", "", "dir+sync", "", "executor", "", "", "", "");
-    std::printf("# %-13s %12s %12s %5s | %10s %8s %8s | %10s %8s | %10s %8s %8s | %6s %5s\n", "collective",
-                "size(B)", "count", "type", "time(us)", "algbw", "busbw", "time(us)", "busbw",
-                "time(us)", "algbw", "busbw", "ratio", "check");
+    std::printf(
+        "# direct: the NCCL call enqueued back to back (nccl-tests style); direct+sync:\n"
+        "# the same call, the stream synchronized after each (what a plan step does);\n"
+        "# executor: runCollective + waitAll, the executor's path for one step.\n"
+        "# ratio = executor busbw / direct+sync busbw (the target: >= 0.95 at >= 64 MiB).\n");
+    std::printf("#\n# %-13s %12s %12s %5s | %10s %8s %8s | %10s %8s | %10s %8s %8s | %6s %5s\n", "",
+                "", "", "", "direct", "", "", "dir+sync", "", "executor", "", "", "", "");
+    std::printf("# %-13s %12s %12s %5s | %10s %8s %8s | %10s %8s | %10s %8s %8s | %6s %5s\n",
+                "collective", "size(B)", "count", "type", "time(us)", "algbw", "busbw", "time(us)",
+                "busbw", "time(us)", "algbw", "busbw", "ratio", "check");
   }
   int mismatches = 0;
   for (const std::string &op : b.args.ops) {
@@ -582,8 +595,8 @@ int runBench(Bench &b) {
         double algS = size / (tDirectSync * 1e-6) / 1e9;
         std::printf("  %-13s %12zu %12" PRId64 " %5s | %10.1f %8.2f %8.2f | %10.1f %8.2f | %10.1f "
                     "%8.2f %8.2f | %6.3f %5s\n",
-                    op.c_str(), size, s.count, shardcheck::elementTypeName(b.args.dtype), tDirect, algD,
-                    algD * s.busFactor, tDirectSync, algS * s.busFactor, tExec, algE,
+                    op.c_str(), size, s.count, shardcheck::elementTypeName(b.args.dtype), tDirect,
+                    algD, algD * s.busFactor, tDirectSync, algS * s.busFactor, tExec, algE,
                     algE * s.busFactor, tDirectSync / tExec, check.c_str());
         std::fflush(stdout);
       }
@@ -782,16 +795,20 @@ std::vector<Case> selftestCases(int world) {
     teams.push_back({"first", {0}});
     teams.push_back({"tail", std::vector<int>(all.begin() + 1, all.end())});
   }
-  const shardcheck::CollectiveType kinds[] = {shardcheck::CollectiveType::Allgather, shardcheck::CollectiveType::Gather,
-                                shardcheck::CollectiveType::Scatter,   shardcheck::CollectiveType::Broadcast,
-                                shardcheck::CollectiveType::AllToAll,  shardcheck::CollectiveType::Allreduce,
-                                shardcheck::CollectiveType::Reduce,    shardcheck::CollectiveType::ReduceScatter};
+  const shardcheck::CollectiveType kinds[] = {
+      shardcheck::CollectiveType::Allgather, shardcheck::CollectiveType::Gather,
+      shardcheck::CollectiveType::Scatter,   shardcheck::CollectiveType::Broadcast,
+      shardcheck::CollectiveType::AllToAll,  shardcheck::CollectiveType::Allreduce,
+      shardcheck::CollectiveType::Reduce,    shardcheck::CollectiveType::ReduceScatter};
   for (int64_t k : {int64_t(3), int64_t(40001)}) {
     for (const auto &[teamName, team] : teams) {
       for (shardcheck::CollectiveType kind : kinds) {
-        bool rooted = kind == shardcheck::CollectiveType::Gather || kind == shardcheck::CollectiveType::Scatter ||
-                      kind == shardcheck::CollectiveType::Broadcast || kind == shardcheck::CollectiveType::Reduce;
-        bool reduces = kind == shardcheck::CollectiveType::Allreduce || kind == shardcheck::CollectiveType::Reduce ||
+        bool rooted = kind == shardcheck::CollectiveType::Gather ||
+                      kind == shardcheck::CollectiveType::Scatter ||
+                      kind == shardcheck::CollectiveType::Broadcast ||
+                      kind == shardcheck::CollectiveType::Reduce;
+        bool reduces = kind == shardcheck::CollectiveType::Allreduce ||
+                       kind == shardcheck::CollectiveType::Reduce ||
                        kind == shardcheck::CollectiveType::ReduceScatter;
         std::vector<std::optional<int>> roots = {std::nullopt};
         if (rooted) {
@@ -804,8 +821,7 @@ std::vector<Case> selftestCases(int world) {
         }
         std::vector<ReduceOp> ops = {ReduceOp::Sum};
         if (reduces && k == 3)
-          ops = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max,
-                 ReduceOp::Min};
+          ops = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min};
         for (auto root : roots)
           for (auto op : ops) {
             Case c;
@@ -892,8 +908,8 @@ int runSelftest(Bench &b) {
       b.setDevice(static_cast<int>(li));
       CK_CUDA(cudaMalloc(&dIn[li], in[d].size() * sizeof(double)));
       CK_CUDA(cudaMalloc(&dOut[li], outInit[d].size() * sizeof(double)));
-      CK_CUDA(cudaMemcpy(dIn[li], in[d].data(), in[d].size() * sizeof(double),
-                         cudaMemcpyHostToDevice));
+      CK_CUDA(
+          cudaMemcpy(dIn[li], in[d].data(), in[d].size() * sizeof(double), cudaMemcpyHostToDevice));
       CK_CUDA(cudaMemcpy(dOut[li], outInit[d].data(), outInit[d].size() * sizeof(double),
                          cudaMemcpyHostToDevice));
       send[d] = dIn[li];
@@ -907,14 +923,15 @@ int runSelftest(Bench &b) {
         int d = b.ranks[li];
         std::vector<double> got(outInit[d].size()), gotIn(in[d].size());
         b.setDevice(static_cast<int>(li));
-        CK_CUDA(cudaMemcpy(got.data(), dOut[li], got.size() * sizeof(double),
-                           cudaMemcpyDeviceToHost));
+        CK_CUDA(
+            cudaMemcpy(got.data(), dOut[li], got.size() * sizeof(double), cudaMemcpyDeviceToHost));
         CK_CUDA(cudaMemcpy(gotIn.data(), dIn[li], gotIn.size() * sizeof(double),
                            cudaMemcpyDeviceToHost));
         for (size_t j = 0; j < got.size(); ++j)
           if (got[j] != expected[d][j]) {
-            problem = "rank " + std::to_string(d) + " output[" + std::to_string(j) + "] = " +
-                      std::to_string(got[j]) + ", expected " + std::to_string(expected[d][j]);
+            problem = "rank " + std::to_string(d) + " output[" + std::to_string(j) +
+                      "] = " + std::to_string(got[j]) + ", expected " +
+                      std::to_string(expected[d][j]);
             break;
           }
         if (problem.empty() && gotIn != in[d])
@@ -934,8 +951,8 @@ int runSelftest(Bench &b) {
     if (!ok)
       ++failures;
     if (leader()) {
-      std::printf("%s  %s%s%s\n", ok ? "ok  " : "FAIL", c.name.c_str(),
-                  problem.empty() ? "" : ": ", problem.c_str());
+      std::printf("%s  %s%s%s\n", ok ? "ok  " : "FAIL", c.name.c_str(), problem.empty() ? "" : ": ",
+                  problem.c_str());
       std::fflush(stdout);
     }
     if (b.world->aborted()) {
@@ -1042,8 +1059,8 @@ bool faultCase(const std::vector<int> &gpus, const sg::NcclOptions &options, boo
     CK_CUDA(cudaFree(buf[r]));
   }
   double teardown = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  std::printf("%s  %s: error after %.1f s, teardown %.1f s, \"%s\"\n", good ? "ok  " : "FAIL",
-              name, took, teardown, message.c_str());
+  std::printf("%s  %s: error after %.1f s, teardown %.1f s, \"%s\"\n", good ? "ok  " : "FAIL", name,
+              took, teardown, message.c_str());
   std::fflush(stdout);
   return good;
 }
@@ -1057,9 +1074,12 @@ int runFaultTestMpi(int devices, const sg::NcclOptions &options) {
   const double deadline = 3;
   Watchdog dog(120, "missing peer");
   int gpu = sg::NcclWorld::localGpuFromEnvironment() % devices;
-  auto world = sg::NcclWorld::multiProcess(g_rank, g_size, gpu, [](void *data, size_t bytes) {
-    MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
-  }, options);
+  auto world = sg::NcclWorld::multiProcess(
+      g_rank, g_size, gpu,
+      [](void *data, size_t bytes) {
+        MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
+      },
+      options);
   const size_t elems = size_t(16) << 20;
   void *buf = nullptr;
   CK_CUDA(cudaSetDevice(gpu));
@@ -1090,9 +1110,9 @@ int runFaultTestMpi(int devices, const sg::NcclOptions &options) {
   MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (anyFailed)
     world->abort(); // Everyone: the orderly finalize would wait for aborted peers.
-  bool good = g_rank != 0 || (world->aborted() &&
-                              message.find("did not complete within") != std::string::npos &&
-                              took < deadline + 30);
+  bool good = g_rank != 0 ||
+              (world->aborted() && message.find("did not complete within") != std::string::npos &&
+               took < deadline + 30);
   good = good && anyFailed && world->aborted();
   auto t1 = std::chrono::steady_clock::now();
   world.reset();
@@ -1240,9 +1260,12 @@ int realMain(int argc, char **argv) {
   if (g_mpi) {
 #ifdef HAVE_MPI
     int gpu = sg::NcclWorld::localGpuFromEnvironment() % devices;
-    b.world = sg::NcclWorld::multiProcess(g_rank, g_size, gpu, [](void *data, size_t bytes) {
-      MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
-    }, options);
+    b.world = sg::NcclWorld::multiProcess(
+        g_rank, g_size, gpu,
+        [](void *data, size_t bytes) {
+          MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
+        },
+        options);
 #endif
   } else {
     b.world = sg::NcclWorld::singleProcess(gpus, options);

@@ -24,7 +24,8 @@ std::vector<UncheckedTensor> uncheckedTensors(const Fusion &fusion) {
   std::vector<UncheckedTensor> r;
   auto unknown = [&](TensorNum t, const std::string &why, const SourceLoc &loc) {
     r.push_back({t, true,
-                 Diagnostic{Severity::Warning, "unknown",
+                 Diagnostic{Severity::Warning,
+                            "unknown",
                             fusion.tensor(t).name() + " " + why + ": its sharding is not checked",
                             loc,
                             {}}});
@@ -37,7 +38,8 @@ std::vector<UncheckedTensor> uncheckedTensors(const Fusion &fusion) {
       continue;
     }
     r.push_back({t, false,
-                 Diagnostic{Severity::Note, "unknown",
+                 Diagnostic{Severity::Note,
+                            "unknown",
                             fusion.tensor(t).name() +
                                 " is a fusion output this host IR program does not compute "
                                 "(another device's program or a skipped statement may): not "
@@ -126,8 +128,8 @@ DocumentReport DocumentChecker::check(const Document &doc) {
   DocumentReport report;
   report.file = doc.file;
   if (doc.truncated)
-    report.truncated = Diagnostic{Severity::Warning, "truncated-input", doc.truncated->message,
-                                  doc.truncated->loc, {}};
+    report.truncated = Diagnostic{
+        Severity::Warning, "truncated-input", doc.truncated->message, doc.truncated->loc, {}};
   for (size_t i = 0; i < doc.fusions.size(); ++i)
     report.fusions.push_back(checkFusion(doc, i));
   return report;

@@ -48,7 +48,7 @@ struct FusionReport {
   size_t index = 0;
   /// Lint findings and edge-graph errors, in the order found.
   std::vector<Diagnostic> lints;
-  bool graphBuilt = true; ///< False: no edge was checked (see lints).
+  bool graphBuilt = true;            ///< False: no edge was checked (see lints).
   std::vector<EdgeVerdict> verdicts; ///< In graph edge order.
   std::vector<UncheckedTensor> unchecked;
   std::optional<Plan> plan; ///< The plan asked for, when it could be built.

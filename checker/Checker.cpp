@@ -273,8 +273,7 @@ std::optional<NvfuserRuntime> Checker::runtimeOf(const Expr &expr) const {
   return std::nullopt;
 }
 
-EdgeVerdict Checker::notCheckedInTime(const Fusion &fusion, const FusionEdge &edge,
-                                      EdgeVerdict v) {
+EdgeVerdict Checker::notCheckedInTime(const Fusion &fusion, const FusionEdge &edge, EdgeVerdict v) {
   const std::string why = "not checked: the run's --time-limit was reached";
   v.lowering = noLowering(CommKind::None);
   v.status = Status::Unknown;

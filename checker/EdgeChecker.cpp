@@ -262,8 +262,8 @@ Outcome EdgeChecker::checkLocal() {
     cex.message = "device " + std::to_string(cex.device) + " holds " + consumer_.name() +
                   indexStr(cex.consumerIndex) + ", which needs " + producer_.name() +
                   indexStr(cex.producerIndex) + ", but does not hold it; " +
-                  (!listHolders        ? "its holders are not listed on a mesh of more than " +
-                                             std::to_string(kMaxListedHolders) + " devices"
+                  (!listHolders ? "its holders are not listed on a mesh of more than " +
+                                      std::to_string(kMaxListedHolders) + " devices"
                    : cex.holders.empty() ? std::string("no device holds it")
                                          : "it is held by devices " + devicesStr(cex.holders));
     return Outcome::refuted(std::move(cex));
@@ -316,8 +316,9 @@ Outcome EdgeChecker::checkEveryDeviceWritten(const Lowering &lowering) {
       Counterexample cex;
       cex.device = dev;
       cex.message = "device " + std::to_string(dev) + " holds " + consumer_.name() + " but " +
-                    lowering.str() + " writes nothing there, and nvFuser's runtime fills no "
-                                     "output outside the collective";
+                    lowering.str() +
+                    " writes nothing there, and nvFuser's runtime fills no "
+                    "output outside the collective";
       return Outcome::refuted(std::move(cex));
     }
   return Outcome::proved();

@@ -24,7 +24,7 @@ enum class CommKind {
 #define SC_COMM_KIND(name, hostIr, lowering, ...) SC_COLLECTIVE_IF(lowering, name, )
   SHARDCHECK_COLLECTIVES(SC_COMM_KIND)
 #undef SC_COMM_KIND
-  Unsupported,
+      Unsupported,
 };
 
 const char *commKindName(CommKind k);

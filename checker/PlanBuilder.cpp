@@ -232,8 +232,8 @@ void Builder::addTensors() {
     pt.tensor = t;
     bool given = inputs.count(t) || !f_.producerExpr(t);
     pt.role = outputs.count(t) && (f_.producerExpr(t) || inputs.count(t)) ? "output"
-              : given                                                      ? "input"
-                                                                           : "intermediate";
+              : given                                                     ? "input"
+                                                                          : "intermediate";
     pt.shape = globalShape(f_, tv);
     pt.sharding = f_.tensorStr(t);
     plan_.tensors.push_back(pt);
@@ -324,8 +324,8 @@ std::string Builder::gatherInto(const Chosen &c, const std::string &target) {
       temp.local.push_back(PlanLocal{d, shape});
   }
   std::string name = addBuffer(temp).name;
-  addStep(collectiveStep(CollectiveType::Allgather, c.lowering.teams, tensorName(c.edge->producer), name,
-                         {c.verdict}));
+  addStep(collectiveStep(CollectiveType::Allgather, c.lowering.teams, tensorName(c.edge->producer),
+                         name, {c.verdict}));
   return name;
 }
 

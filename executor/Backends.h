@@ -19,8 +19,8 @@ std::vector<std::string> availableBackends();
 
 /// What a backend is created with (the nccl backend's options).
 struct BackendOptions {
-  int gpus = 0;                ///< nccl, one process: GPUs to drive (0: one per device).
-  double timeoutSeconds = 60;  ///< nccl: a collective that takes longer aborts the run.
+  int gpus = 0;               ///< nccl, one process: GPUs to drive (0: one per device).
+  double timeoutSeconds = 60; ///< nccl: a collective that takes longer aborts the run.
 };
 
 /// A backend by name, or null with `why` set ("the mpi backend is not built

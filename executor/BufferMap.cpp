@@ -31,8 +31,9 @@ int64_t BufferMap::neededElement(size_t expr, size_t operand, int64_t consumerEl
   const FusionEdge &e = edge(expr, operand);
   const Fusion &f = plan_.fusion;
   if (e.map.unsupported)
-    throwInputError("plan-invalid", "edge T" + std::to_string(e.producer) + " -> T" +
-                                        std::to_string(e.consumer) + ": " + *e.map.unsupported,
+    throwInputError("plan-invalid",
+                    "edge T" + std::to_string(e.producer) + " -> T" + std::to_string(e.consumer) +
+                        ": " + *e.map.unsupported,
                     f.exprs[expr].loc);
   const TensorView &consumer = f.tensor(e.consumer);
   std::vector<IdNum> rootData;
@@ -85,8 +86,7 @@ int64_t BufferMap::reducedElement(size_t expr, size_t operand, int64_t producerE
 
 const PlanTeam *BufferMap::teamOf(const PlanBuffer &b, int64_t device) const {
   for (const PlanTeam &t : b.teams)
-    if (std::count(t.devices.begin(), t.devices.end(), device) ||
-        (t.root && *t.root == device))
+    if (std::count(t.devices.begin(), t.devices.end(), device) || (t.root && *t.root == device))
       return &t;
   return nullptr;
 }
@@ -146,8 +146,8 @@ std::vector<int64_t> BufferMap::compute(const PlanBuffer &b, int64_t device) con
     if (!team)
       return out;
     for (int64_t other : team->devices) {
-      auto part = b.kind == BufferKind::Packed ? packedFor(b, device, other)
-                                               : packedFor(b, other, device);
+      auto part =
+          b.kind == BufferKind::Packed ? packedFor(b, device, other) : packedFor(b, other, device);
       out.insert(out.end(), part.begin(), part.end());
     }
     return out;

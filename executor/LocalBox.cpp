@@ -32,7 +32,9 @@ bool isTrivialLayoutId(const IterDomain &id) {
   return id.isDeviceParallel() || id.isBroadcast() || id.isReduction();
 }
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 /// Builds one box; every method answers false for a layout it does not
 /// recognize.
@@ -97,8 +99,8 @@ private:
   bool shard(IdNum n, std::set<size_t> &usedAxes) {
     const IterDomain &id = fusion_.id(n);
     int64_t devices = tv_.mesh->extentOf(id.parallel);
-    int64_t coordinate = tv_.mesh->contains(device_) ? tv_.mesh->coordinate(device_, id.parallel)
-                                                     : 0;
+    int64_t coordinate =
+        tv_.mesh->contains(device_) ? tv_.mesh->coordinate(device_, id.parallel) : 0;
     IdNum axisId = n;
     int64_t inner = 1;
     const Transform *def = fusion_.definition(n);
@@ -169,8 +171,9 @@ std::optional<LocalBox> localBoxOf(const Fusion &fusion, TensorNum t, const Bind
 
 std::optional<LocalBox> bufferBoxOf(const Plan &plan, const PlanBuffer &buffer,
                                     const Bindings &symbols, int64_t device) {
-  bool follows = buffer.kind == BufferKind::Tensor ||
-                 (buffer.kind == BufferKind::Partial && buffer.collective == CollectiveType::Allreduce);
+  bool follows =
+      buffer.kind == BufferKind::Tensor ||
+      (buffer.kind == BufferKind::Partial && buffer.collective == CollectiveType::Allreduce);
   if (!follows)
     return std::nullopt;
   return localBoxOf(plan.fusion, buffer.tensor, symbols, device);

@@ -3,9 +3,9 @@
 
 #include "executor/LocalBox.h"
 #include "executor/Pointwise.h"
-#include "ir/Scalars.h"
 #include "executor/Reference.h"
 #include "executor/Tensor.h"
+#include "ir/Scalars.h"
 #include "util/Checked.h"
 
 #include <cmath>

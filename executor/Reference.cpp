@@ -9,8 +9,8 @@
 #include "executor/Reference.h"
 
 #include "executor/Pointwise.h"
-#include "ir/Scalars.h"
 #include "ir/FusionGraph.h"
+#include "ir/Scalars.h"
 
 #include <algorithm>
 #include <cctype>
@@ -529,8 +529,7 @@ HostTensor evalOp(const OpCall &call, const Bindings &symbols) {
 HostTensor evalEpilogue(const OpCall &call, const HostTensor &reduced, const Bindings &symbols) {
   if (reduced.shape() != call.outShape)
     call.fail("shape-mismatch", "the reduced value " + shapeStr(reduced.shape()) +
-                                    " does not have the output's shape " +
-                                    shapeStr(call.outShape));
+                                    " does not have the output's shape " + shapeStr(call.outShape));
   HostTensor out(call.outShape, call.outDtype, reduced.data());
   if (call.expr.kind == OpKind::Reduction) {
     ReductionOp op = reductionOp(call);
@@ -541,8 +540,8 @@ HostTensor evalEpilogue(const OpCall &call, const HostTensor &reduced, const Bin
     const HostTensor &bias = call.args[2];
     int64_t n = call.outShape.empty() ? 1 : call.outShape.back();
     if (!(bias.numel() == 1 || bias.numel() == n))
-      call.fail("shape-mismatch", "bias " + shapeStr(bias.shape()) + " does not fit N = " +
-                                      std::to_string(n));
+      call.fail("shape-mismatch",
+                "bias " + shapeStr(bias.shape()) + " does not fit N = " + std::to_string(n));
     for (int64_t e = 0; e < out.numel(); ++e)
       out.data()[e] += bias.data()[bias.numel() == 1 ? 0 : e % n];
   }

@@ -109,8 +109,7 @@ std::optional<uint64_t> parseDecimal(const std::string &s, uint64_t min, uint64_
   uint64_t v = 0;
   const char *end = s.data() + s.size();
   auto [at, ec] = std::from_chars(s.data(), end, v);
-  if (s.empty() || s[0] < '0' || s[0] > '9' || ec != std::errc() || at != end || v < min ||
-      v > max)
+  if (s.empty() || s[0] < '0' || s[0] > '9' || ec != std::errc() || at != end || v < min || v > max)
     return std::nullopt;
   return v;
 }
@@ -250,12 +249,13 @@ std::string formatNumber(double v) {
 void printSteps(std::ostream &out, const RunReport &r) {
   out << std::left << std::setw(5) << "step" << std::setw(11) << "kind" << std::setw(52) << "what"
       << std::setw(18) << "devices" << std::right << std::setw(12) << "bytes" << std::setw(12)
-      << "time" << "  status\n";
+      << "time"
+      << "  status\n";
   for (const StepReport &s : r.steps) {
     std::string what = s.description + (s.verified ? "" : " [unverified]");
     std::string time = s.status == "not run" ? "-" : formatNumber(s.seconds * 1e3) + " ms";
-    out << std::left << std::setw(5) << s.index << std::setw(11) << s.kind << std::setw(52)
-        << what << std::setw(18) << devicesStr(s.devices) << std::right << std::setw(12)
+    out << std::left << std::setw(5) << s.index << std::setw(11) << s.kind << std::setw(52) << what
+        << std::setw(18) << devicesStr(s.devices) << std::right << std::setw(12)
         << (s.kind == "collective" || s.kind == "alias" ? std::to_string(s.bytesMoved) : "-")
         << std::setw(12) << time << "  " << s.status << "\n";
   }
@@ -289,11 +289,12 @@ void printTensors(std::ostream &out, const RunReport &r, bool quiet) {
     if (quiet && c.matches())
       continue;
     out << c.name << " (" << t.role << ", "
-        << (c.dtype == DataType::Unknown ? "unknown" : dataTypeName(c.dtype)) << "): "
-        << (c.matches() ? "match" : "MISMATCH") << ", " << c.compared << " slot(s) compared, "
-        << c.mismatched << " outside rtol " << formatNumber(c.tolerance.rtol) << " atol "
-        << formatNumber(c.tolerance.atol) << ", max abs error " << formatNumber(c.maxAbsError)
-        << ", max rel error " << formatNumber(c.maxRelError) << "\n";
+        << (c.dtype == DataType::Unknown ? "unknown" : dataTypeName(c.dtype))
+        << "): " << (c.matches() ? "match" : "MISMATCH") << ", " << c.compared
+        << " slot(s) compared, " << c.mismatched << " outside rtol "
+        << formatNumber(c.tolerance.rtol) << " atol " << formatNumber(c.tolerance.atol)
+        << ", max abs error " << formatNumber(c.maxAbsError) << ", max rel error "
+        << formatNumber(c.maxRelError) << "\n";
     if (c.firstMismatch)
       out << "  first mismatch: " << mismatchStr(*c.firstMismatch, c.name) << "\n";
   }
@@ -341,23 +342,15 @@ nlohmann::json reportJson(const Options &o, const RunReport &r) {
               {"step_median_seconds", r.timing->stepMedianSeconds}};
   nlohmann::json failure = nullptr;
   if (r.failure)
-    failure = {{"step", r.failure->step},
-               {"kind", r.failure->kind},
-               {"message", r.failure->message}};
-  return {{"tool", "run-plan"},
-          {"version", kShardcheckVersion},
-          {"plan", o.plan},
-          {"backend", r.backend},
-          {"seed", r.seed},
-          {"bindings", r.symbols},
-          {"verified", r.verified},
-          {"steps", steps},
-          {"tensors", tensors},
-          {"failure", failure},
-          {"checked", r.checked},
-          {"timing", timing},
-          {"outcome", r.outcome()},
-          {"exit_status", r.matches() ? 0 : 1}};
+    failure = {
+        {"step", r.failure->step}, {"kind", r.failure->kind}, {"message", r.failure->message}};
+  return {{"tool", "run-plan"},     {"version", kShardcheckVersion},
+          {"plan", o.plan},         {"backend", r.backend},
+          {"seed", r.seed},         {"bindings", r.symbols},
+          {"verified", r.verified}, {"steps", steps},
+          {"tensors", tensors},     {"failure", failure},
+          {"checked", r.checked},   {"timing", timing},
+          {"outcome", r.outcome()}, {"exit_status", r.matches() ? 0 : 1}};
 }
 
 std::string outcomeLine(const RunReport &r) {
@@ -444,8 +437,8 @@ int finish(const Options &o, const RunReport &report, std::ostream &out, std::os
   if (!o.quiet)
     printSteps(out, report);
   if (report.failure)
-    err << o.plan << ": error: step " << report.failure->step << " failed: "
-        << report.failure->message << "\n";
+    err << o.plan << ": error: step " << report.failure->step
+        << " failed: " << report.failure->message << "\n";
   printTensors(out, report, o.quiet);
   printTiming(out, report);
   out << outcomeLine(report) << "\n";

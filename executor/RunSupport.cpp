@@ -45,8 +45,8 @@ void refuseUnverifiedSteps(const Plan &plan, bool allowUnverified) {
                                "--allow-unverified");
     for (const PlanVerdict &v : s.restsOn)
       if (v.status != PlanStatus::Proved)
-        throw PlanRefused(step + " rests on a " + planStatusName(v.status) + " verdict: " +
-                          v.edge + " by " + v.claim + " (" + v.source +
+        throw PlanRefused(step + " rests on a " + planStatusName(v.status) + " verdict: " + v.edge +
+                          " by " + v.claim + " (" + v.source +
                           (v.detail.empty() ? "" : ": " + v.detail) +
                           "); run it anyway with --allow-unverified");
   }
@@ -160,14 +160,14 @@ void refuseOversizedRun(const Plan &plan, const Bindings &symbols) {
   int64_t available = availableHostBytes();
   if (needed <= available)
     return;
-  throwInputError("memory-limit",
-                  "the run needs " +
-                      (needed == INT64_MAX ? std::string("more than 8 EiB")
-                                           : "about " + gibibytes(needed)) +
-                      " of host memory (the reference and layout of every tensor, the slots of "
-                      "every buffer), more than the " +
-                      gibibytes(available) + " available; bind smaller sizes",
-                  plan.fusion.loc);
+  throwInputError(
+      "memory-limit",
+      "the run needs " +
+          (needed == INT64_MAX ? std::string("more than 8 EiB") : "about " + gibibytes(needed)) +
+          " of host memory (the reference and layout of every tensor, the slots of "
+          "every buffer), more than the " +
+          gibibytes(available) + " available; bind smaller sizes",
+      plan.fusion.loc);
 }
 
 FusionGraph planGraph(const Plan &plan) {
@@ -229,8 +229,8 @@ int64_t checkedSlotCount(const Plan &plan, const PlanBuffer &b, const PlanLocal 
                       "buffer \"" + b.name + "\" on device " + std::to_string(l.device) +
                           ": extent " + e.str() + " does not evaluate",
                       plan.fusion.loc);
-    planned = mulOrThrow(planned, *v, "the slot count of buffer \"" + b.name + "\"",
-                         plan.fusion.loc);
+    planned =
+        mulOrThrow(planned, *v, "the slot count of buffer \"" + b.name + "\"", plan.fusion.loc);
   }
   bool derived = b.kind == BufferKind::Packed || b.kind == BufferKind::Unpacked;
   if (!derived && planned != actual)
@@ -304,7 +304,8 @@ std::string describeStep(const Plan &plan, const PlanStep &s) {
       if (t.root)
         teams += " root " + std::to_string(*t.root);
     }
-    return std::string(collectiveTypeName(*s.collective)) + " " + in + " -> " + s.output + " over " + teams;
+    return std::string(collectiveTypeName(*s.collective)) + " " + in + " -> " + s.output +
+           " over " + teams;
   }
   case StepKind::Alias:
     return "alias " + in + " -> " + s.output;
@@ -343,7 +344,7 @@ int64_t collectiveBytesMoved(const SimCollectiveCall &call, const std::map<int64
     int64_t root = call.root.value_or(-1);
     int64_t others = n - (isMember(root) ? 1 : 0);
     int64_t chunk = call.kind == CollectiveType::Gather ? size(out, root) / std::max<int64_t>(n, 1)
-                                                       : size(out, root);
+                                                        : size(out, root);
     values = chunk * others;
     break;
   }

@@ -120,8 +120,7 @@ private:
     return "input " + call_.inputName + " on device " + std::to_string(d) + " has " + str(in(d));
   }
   std::string outputHas(int64_t d) const {
-    return "output " + call_.outputName + " on device " + std::to_string(d) + " has " +
-           str(out(d));
+    return "output " + call_.outputName + " on device " + std::to_string(d) + " has " + str(out(d));
   }
   /// Requires device `d`'s output to hold `want` elements; `why` says where
   /// `want` comes from ("the team needs 2 x 1 = 2").
@@ -169,8 +168,7 @@ void CountCheck::sendRecv() const {
   for (const auto &[src, dst] : call_.pairs) {
     if (!receivers.insert(dst).second)
       fail("device " + std::to_string(dst) + " receives twice");
-    requireOutput(dst, in(src), "the receiver's buffer must have the sender's size",
-                  inputHas(src));
+    requireOutput(dst, in(src), "the receiver's buffer must have the sender's size", inputHas(src));
   }
 }
 
@@ -178,15 +176,15 @@ void CountCheck::scatter() const {
   const std::string rule = "the root's buffer must hold one equal chunk per member";
   size_t n = call_.team.size(), k = equalOutputs(rule);
   if (in(*call_.root) != n * k)
-    fail(rule + ": input " + call_.inputName + " on root " + std::to_string(*call_.root) +
-         " has " + str(in(*call_.root)) + ", " + teamNeeds(n, k));
+    fail(rule + ": input " + call_.inputName + " on root " + std::to_string(*call_.root) + " has " +
+         str(in(*call_.root)) + ", " + teamNeeds(n, k));
 }
 
 void CountCheck::broadcast() const {
   for (int64_t d : call_.team)
     requireOutput(d, in(*call_.root), "every output must have the root's number of elements",
-                  "input " + call_.inputName + " on root " + std::to_string(*call_.root) +
-                      " has " + str(in(*call_.root)));
+                  "input " + call_.inputName + " on root " + std::to_string(*call_.root) + " has " +
+                      str(in(*call_.root)));
 }
 
 size_t CountCheck::splitInputs() const {
@@ -468,7 +466,8 @@ void runSimAllToAllv(const std::vector<int64_t> &team,
   call.team = team;
   call.inputName = inputName;
   call.outputName = outputName;
-  std::vector<std::vector<size_t>> offsets = allToAllvOffsets(call, counts, sizesOf(in), sizesOf(out));
+  std::vector<std::vector<size_t>> offsets =
+      allToAllvOffsets(call, counts, sizesOf(in), sizesOf(out));
   Results results;
   for (size_t d = 0; d < team.size(); ++d) {
     SimBuffer &o = results[team[d]];

@@ -9,7 +9,6 @@
 // itself: an escape is always either a rejected input or a violation.
 #include "fuzz/FuzzSupport.h"
 
-#include "tools/check_sharding/CheckSharding.h"
 #include "executor/Executor.h"
 #include "executor/RunPlan.h"
 #include "ir/FusionGraph.h"
@@ -18,6 +17,7 @@
 #include "ir/Printer.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/DocumentCompare.h"
+#include "tools/check_sharding/CheckSharding.h"
 #include "util/Diagnostics.h"
 
 #include <cxxabi.h>
@@ -103,8 +103,8 @@ void checkEdgeCounts(const nlohmann::json &doc) {
   int64_t listed = 0;
   for (const auto &f : member(doc, "files"))
     listed += static_cast<int64_t>(member(f, "edges").size());
-  int64_t counted = number(s, "proved") + number(s, "refuted") + number(s, "unknown") +
-                    number(s, "unsupported");
+  int64_t counted =
+      number(s, "proved") + number(s, "refuted") + number(s, "unknown") + number(s, "unsupported");
   if (listed != number(s, "edges") || counted != listed)
     violated("check-sharding's summary counts every edge once",
              std::to_string(listed) + " edges listed, summary says " +
@@ -150,9 +150,8 @@ std::vector<Extent> extentsOf(const Fusion &f, const std::vector<IdNum> &domain)
 /// At most kLimits.meshDevices devices, none of them numbered far out.
 bool smallDevices(const std::vector<int64_t> &devices) {
   return devices.size() <= kLimits.meshDevices &&
-         std::all_of(devices.begin(), devices.end(), [](int64_t d) {
-           return d >= -kLimits.deviceId && d <= kLimits.deviceId;
-         });
+         std::all_of(devices.begin(), devices.end(),
+                     [](int64_t d) { return d >= -kLimits.deviceId && d <= kLimits.deviceId; });
 }
 
 bool smallMesh(const std::optional<DeviceMesh> &mesh) {
@@ -213,8 +212,8 @@ ToolRun runTool(int (*driver)(const std::vector<std::string> &, std::ostream &, 
   run.out = out.str();
   run.err = err.str();
   if (!inStatusRange(run.status))
-    violated(std::string(name) + " exits with 0..3", "status " + std::to_string(run.status) +
-                                                         "\n" + run.err);
+    violated(std::string(name) + " exits with 0..3",
+             "status " + std::to_string(run.status) + "\n" + run.err);
   return run;
 }
 
@@ -343,9 +342,9 @@ nlohmann::json checkCheckExit(const ToolRun &run) {
   mustSucceed("parsing check-sharding --format json",
               [&] { doc = nlohmann::json::parse(run.out); });
   if (number(doc, "exit_status") != run.status)
-    violated("check-sharding's JSON names its exit status",
-             "exits " + std::to_string(run.status) + ", JSON says " +
-                 member(doc, "exit_status").dump());
+    violated("check-sharding's JSON names its exit status", "exits " + std::to_string(run.status) +
+                                                                ", JSON says " +
+                                                                member(doc, "exit_status").dump());
   int implied = impliedCheckStatus(member(doc, "summary"));
   if (implied != run.status)
     violated("check-sharding's exit status follows from its summary",
@@ -363,16 +362,16 @@ nlohmann::json checkRunExit(const ToolRun &run, const fs::path &report) {
   bool ran = run.status == 0 || run.status == 1;
   if (text.has_value() != ran)
     violated("run-plan writes a report exactly when it exits 0 or 1",
-             "exit " + std::to_string(run.status) + (text ? " with" : " without") +
-                 " a report\n" + run.err);
+             "exit " + std::to_string(run.status) + (text ? " with" : " without") + " a report\n" +
+                 run.err);
   if (!text)
     return nullptr;
   nlohmann::json r;
   mustSucceed("parsing run-plan's report", [&] { r = nlohmann::json::parse(*text); });
   if (number(r, "exit_status") != run.status)
-    violated("run-plan's report names its exit status",
-             "exits " + std::to_string(run.status) + ", report says " +
-                 member(r, "exit_status").dump());
+    violated("run-plan's report names its exit status", "exits " + std::to_string(run.status) +
+                                                            ", report says " +
+                                                            member(r, "exit_status").dump());
   const nlohmann::json outcome = member(r, "outcome");
   const bool match = outcome == "match";
   // README: 0 is everything matching; a plan without steps and a run without
@@ -389,8 +388,8 @@ nlohmann::json checkRunExit(const ToolRun &run, const fs::path &report) {
   if (match && compared <= 0)
     violated("a run whose outcome is match compared at least one slot",
              std::to_string(member(r, "tensors").size()) + " tensor(s), " +
-                 std::to_string(compared) + " slot(s) compared; steps: " +
-                 member(r, "steps").dump());
+                 std::to_string(compared) +
+                 " slot(s) compared; steps: " + member(r, "steps").dump());
   return r;
 }
 

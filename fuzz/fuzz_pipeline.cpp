@@ -52,7 +52,8 @@ std::optional<Plan> loadWrittenPlan(const ToolRun &check, const std::filesystem:
 void runWrittenPlan(const std::filesystem::path &file, const Plan &plan) {
   if (!runnableBindings(plan))
     return;
-  for (const std::vector<std::string> &flags : {std::vector<std::string>{}, {"--indexed-compute"}}) {
+  for (const std::vector<std::string> &flags :
+       {std::vector<std::string>{}, {"--indexed-compute"}}) {
     PlanRun run = runPlanFile(file, flags);
     if (plan.verified() && run.tool.status != 0)
       violated("a verified plan matches the reference" +

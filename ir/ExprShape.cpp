@@ -68,8 +68,7 @@ std::optional<std::string> exprShapeProblem(const Expr &e) {
 std::vector<TensorNum> uncomputedOutputs(const Fusion &f) {
   std::vector<TensorNum> r;
   for (TensorNum t : f.outputs)
-    if (!f.producerExpr(t) &&
-        std::find(f.inputs.begin(), f.inputs.end(), t) == f.inputs.end())
+    if (!f.producerExpr(t) && std::find(f.inputs.begin(), f.inputs.end(), t) == f.inputs.end())
       r.push_back(t);
   return r;
 }

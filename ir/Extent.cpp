@@ -168,8 +168,9 @@ std::optional<int64_t> Extent::evaluate(const std::map<std::string, int64_t> &bi
   bool overflow = false;
   auto v = fold(node_->kind, *a, *b, &overflow);
   if (overflow)
-    throwInputError("size-overflow", "extent " + shownToken(str()) + " overflows a signed 64-bit "
-                                     "integer at the sizes given; see docs/limits.md");
+    throwInputError("size-overflow", "extent " + shownToken(str()) +
+                                         " overflows a signed 64-bit "
+                                         "integer at the sizes given; see docs/limits.md");
   return v;
 }
 

@@ -61,7 +61,8 @@ private:
 
   const Transform *definitionOf(IdNum n) const {
     auto it = f_.ids.find(n);
-    if (it == f_.ids.end() || !it->second.definition || *it->second.definition >= f_.transforms.size())
+    if (it == f_.ids.end() || !it->second.definition ||
+        *it->second.definition >= f_.transforms.size())
       return nullptr;
     return &f_.transforms[*it->second.definition];
   }

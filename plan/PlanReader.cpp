@@ -30,11 +30,11 @@
 
 namespace shardcheck {
 
-using nlohmann::json;
 using jsonir::appendPointer;
 using jsonir::atPointer;
 using jsonir::JsonPositions;
 using jsonir::quotedToken;
+using nlohmann::json;
 
 namespace {
 
@@ -132,7 +132,8 @@ private:
       fail(at.path, "the plan's fusion has no tensor " + s);
     return t;
   }
-  template <class E> E enumValue(const At &at, const std::vector<std::pair<const char *, E>> &all) const {
+  template <class E>
+  E enumValue(const At &at, const std::vector<std::pair<const char *, E>> &all) const {
     std::string s = string(at);
     std::string choices;
     for (const auto &[name, value] : all) {
@@ -360,17 +361,16 @@ Plan PlanReader::read(const json &rootValue) {
   At fusionAt = field(root, "fusion");
   Document doc = jsonir::readJsonIr(fusionAt.value, positions_, file_, "/fusion");
   if (doc.fusions.size() != 1)
-    fail("/fusion/fusions", "a plan embeds exactly one fusion, found " +
-                                std::to_string(doc.fusions.size()));
+    fail("/fusion/fusions",
+         "a plan embeds exactly one fusion, found " + std::to_string(doc.fusions.size()));
   plan.fusion = std::move(doc.fusions.front());
   checkFusionLimits(plan.fusion);
   for (const At &c : elements(field(root, "constraints")))
     plan.constraints.push_back(constraint(c));
   for (const At &t : elements(field(root, "tensors")))
     plan.tensors.push_back(tensor(t, plan.fusion));
-  verifier_.emplace(plan, [this](const std::string &path, const std::string &message) {
-    fail(path, message);
-  });
+  verifier_.emplace(
+      plan, [this](const std::string &path, const std::string &message) { fail(path, message); });
   for (const At &b : elements(field(root, "buffers"))) {
     plan.buffers.push_back(buffer(b, plan));
     verifier_->checkBuffer(plan.buffers.size() - 1);

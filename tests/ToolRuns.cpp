@@ -1,8 +1,8 @@
 // In-process tool runs for tests; see ToolRuns.h.
 #include "tests/ToolRuns.h"
 
-#include "tools/check_sharding/CheckSharding.h"
 #include "executor/RunPlan.h"
+#include "tools/check_sharding/CheckSharding.h"
 #include "tools/check_sharding/Summary.h"
 
 #include <filesystem>

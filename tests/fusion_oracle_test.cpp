@@ -27,10 +27,10 @@
 #include "ir/FusionBuilder.h"
 #include "ir/Printer.h"
 #include "ir/reader/DumpReader.h"
+#include "tests/TestPaths.h"
 #include "tests/oracle/Oracle.h"
 #include "tests/oracle/OracleTally.h"
 #include "tests/oracle/RandomFusions.h"
-#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 

@@ -123,8 +123,7 @@ T1_g_float[iS1{4}] (DeviceMesh{0 1})
 TEST(FuzzFindings, AStepRestingOnNoVerdictIsNotVerified) {
   // From the long run (pipeline, slice 2): a garbled operand read as a
   // scalar leaves `expf` without a tensor operand, so no edge into T2.
-  std::string dump =
-      shardcheck::testing::tempFile("fuzz_findings_test", "no-tensor.txt", R"(Inputs:
+  std::string dump = shardcheck::testing::tempFile("fuzz_findings_test", "no-tensor.txt", R"(Inputs:
   T0_g_float[iS0{4}] (DeviceMesh{0})
 Outputs:
   T2_g_float[iS4{4}] (DeviceMesh{0})
@@ -153,8 +152,7 @@ T2_g_float[iS4{4}] (DeviceMesh{0})
 TEST(FuzzFindings, AnUnreadableScalarMakesItsExpressionUnsupported) {
   expectRejected("pipeline-reduction-bad-initial-value.txt", 1,
                  "unsupported: shardcheck cannot read the initial value `float()0`");
-  std::string dump =
-      shardcheck::testing::tempFile("fuzz_findings_test", "scalar.txt", R"(%kernel {
+  std::string dump = shardcheck::testing::tempFile("fuzz_findings_test", "scalar.txt", R"(%kernel {
 T1_g_float[iS1{4}] (DeviceMesh{0 1})
    = T0_g_float[iS0{4}] (DeviceMesh{0 1})
    + double(x y);

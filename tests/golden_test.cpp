@@ -261,7 +261,8 @@ INSTANTIATE_TEST_SUITE_P(Corpus, Golden, ::testing::ValuesIn(corpusFiles()), tes
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Golden);
 
 TEST(GoldenCorpus, SeedHostIrRefutesAllgatherWithCounts) {
-  std::string path = std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/seed_repro1_hostir_allgather.txt";
+  std::string path =
+      std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/seed_repro1_hostir_allgather.txt";
   DocumentReport report = checkDocument(readDocumentFile(path), DocumentOptions{});
   EXPECT_EQ(shardcheck::testing::checkShardingExitStatus(report), 1);
   bool found = false;

@@ -703,11 +703,11 @@ TEST(JsonIr, ExtentsAreSizes) {
   EXPECT_EQ(zeroFactor.code, "json-schema");
   EXPECT_NE(zeroFactor.message.find("a split factor must be positive"), std::string::npos);
   // A resize amount may be a negative literal, as `Resize: ... by -1` reads.
-  std::string resize = replaced(
-      replaced(kBase, R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
-               R"({"number": 4, "iterType": "Iteration", "extent": "i0"},
+  std::string resize =
+      replaced(replaced(kBase, R"({"number": 4, "iterType": "Iteration", "extent": "i0"})",
+                        R"({"number": 4, "iterType": "Iteration", "extent": "i0"},
         {"number": 5, "iterType": "Iteration", "extent": {"op": "add", "lhs": "i0", "rhs": 1}})"),
-      R"("innerSplit": false})", R"("innerSplit": false},
+               R"("innerSplit": false})", R"("innerSplit": false},
         {"kind": "Resize", "inputs": [4], "outputs": [5], "left": -1, "right": 2})");
   Document doc = documentFromJsonText(resize, "resize.json");
   EXPECT_EQ(doc.fusions[0].transforms[1].left, Extent::constant(-1));

@@ -8,7 +8,6 @@
 // bench/ measures how long they take.
 #include "checker/CheckDocument.h"
 #include "checker/Checker.h"
-#include "tools/check_sharding/CheckSharding.h"
 #include "executor/Executor.h"
 #include "executor/RunPlan.h"
 #include "ir/FusionGraph.h"
@@ -16,6 +15,7 @@
 #include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
+#include "tools/check_sharding/CheckSharding.h"
 #include "util/Checked.h"
 
 #include <gtest/gtest.h>
@@ -72,7 +72,8 @@ std::string deepChainDump(int pairs) {
   std::string cur = "iS1{8}";
   int next = 2;
   for (int i = 0; i < pairs; ++i) {
-    std::string a = "iS" + std::to_string(next) + "{8}", b = "iS" + std::to_string(next + 1) + "{1}";
+    std::string a = "iS" + std::to_string(next) + "{8}",
+                b = "iS" + std::to_string(next + 1) + "{1}";
     std::string m = "iS" + std::to_string(next + 2) + "{8}";
     transforms << "    Split: " << cur << " by factor 1 -> " << a << ", " << b << "\n";
     transforms << "    Merge: " << a << " and " << b << " -> " << m << "\n";
@@ -83,8 +84,8 @@ std::string deepChainDump(int pairs) {
   std::string t1 = "T1_g_float[iS0{8}] (DeviceMesh{0 1})";
   return "Inputs:\n  " + t0 + "\nOutputs:\n  " + t1 + "\n\n%kernel {\n" + t1 + "\n   = Set( " + t0 +
          ", cache_op=Streaming )\n\nTransformPrinter : \n" + t0 +
-         "\n logical domain : (iS1{8})\n contiguity: t\n" + transforms.str() +
-         " loop domain : (" + cur + ")\n" + t1 +
+         "\n logical domain : (iS1{8})\n contiguity: t\n" + transforms.str() + " loop domain : (" +
+         cur + ")\n" + t1 +
          "\n logical domain : (iS0{8})\n contiguity: t\n loop domain : (iS0{8})\n} // %kernel\n";
 }
 
@@ -101,7 +102,8 @@ TEST(Limits, CheckedArithmeticNeverWraps) {
     EXPECT_EQ(e.diagnostic().code, "size-overflow");
     EXPECT_NE(e.diagnostic().message.find("the element count of T1"), std::string::npos);
   }
-  EXPECT_EQ(shownToken(std::string(1000, 'x')).size(), 80u + std::string("... (1000 bytes)").size());
+  EXPECT_EQ(shownToken(std::string(1000, 'x')).size(),
+            80u + std::string("... (1000 bytes)").size());
 }
 
 TEST(Limits, ExtentEvaluationReportsOverflow) {

@@ -9,7 +9,6 @@
 // The corpus-wide runs (every provable fusion, several device counts) are in
 // plan_corpus_test.cpp.
 #include "checker/Checker.h"
-#include "tools/check_sharding/CheckSharding.h"
 #include "checker/PlanBuilder.h"
 #include "executor/Executor.h"
 #include "executor/RunPlan.h"
@@ -17,6 +16,7 @@
 #include "plan/PlanVerifier.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
+#include "tools/check_sharding/CheckSharding.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -395,19 +395,17 @@ TEST(ReaderRobustness, PathologicalInputs) {
   std::string deepMesh =
       "%kernel {\nT1_g_float[iS1{8}] (DeviceMesh" + std::string(100000, '{') + "\n";
   // Followed by the closer: malformed, not a paste cut after the output.
-  std::string longLine =
-      "%kernel {\nT1_g_float[" + std::string(1 << 20, ' ') + "]\n} // %kernel\n";
+  std::string longLine = "%kernel {\nT1_g_float[" + std::string(1 << 20, ' ') + "]\n} // %kernel\n";
   std::string manyIds = "%kernel {\nT1_g_float[";
   for (int i = 0; i < 20000; ++i) // extent 1: 8^20000 elements would overflow int64
     manyIds += "iS" + std::to_string(i + 10) + "{1}, ";
   manyIds += "iS1{8}]\n   = Set( T0_g_float[iS0{8}] )\n} // %kernel\n";
   // A chain of splits within ir/Limits.h's transform depth, and one past it.
   auto chainOf = [](int n) {
-    std::string chain =
-        "T0_g_float[iS" + std::to_string(n) + "{8}]\n logical domain : (iS0{8})\n";
+    std::string chain = "T0_g_float[iS" + std::to_string(n) + "{8}]\n logical domain : (iS0{8})\n";
     for (int i = 0; i < n; ++i)
-      chain += "  Split: iS" + std::to_string(i) + "{8} by factor 1 -> iS" +
-               std::to_string(i + 1) + "{8}, iS" + std::to_string(i + 100000) + "{1}\n";
+      chain += "  Split: iS" + std::to_string(i) + "{8} by factor 1 -> iS" + std::to_string(i + 1) +
+               "{8}, iS" + std::to_string(i + 100000) + "{1}\n";
     return chain;
   };
   std::string longChain = chainOf(900), tooLongChain = chainOf(20000);
@@ -436,18 +434,13 @@ TEST(ReaderRobustness, PathologicalInputs) {
     const std::string *text;
     bool shouldParse;
   };
-  const Case cases[] = {{"deepExtent", &deepExtent, false},
-                        {"deepMesh", &deepMesh, false},
-                        {"longLine", &longLine, false},
-                        {"manyIds", &manyIds, true},
-                        {"longChain", &longChain, true},
-                        {"tooLongChain", &tooLongChain, false},
-                        {"flatExtent", &flatExtent, false},
-                        {"manyArgs", &manyArgs, false},
-                        {"hugeCallName", &hugeCallName, false},
-                        {"hugeNumbers", &hugeNumbers, false},
-                        {"manyBlocks", &manyBlocks, true},
-                        {"binary", &binary, false}};
+  const Case cases[] = {
+      {"deepExtent", &deepExtent, false},     {"deepMesh", &deepMesh, false},
+      {"longLine", &longLine, false},         {"manyIds", &manyIds, true},
+      {"longChain", &longChain, true},        {"tooLongChain", &tooLongChain, false},
+      {"flatExtent", &flatExtent, false},     {"manyArgs", &manyArgs, false},
+      {"hugeCallName", &hugeCallName, false}, {"hugeNumbers", &hugeNumbers, false},
+      {"manyBlocks", &manyBlocks, true},      {"binary", &binary, false}};
   for (const Case &c : cases) {
     auto begin = std::chrono::steady_clock::now();
     bool parsed = false;

@@ -135,10 +135,10 @@ TEST(ReaderCut, FindingsInAPartialPasteExitOne) {
 TEST(ReaderCut, EveryCutOfRealPrintsReadsOrFailsLocated) {
   // A paste may be cut anywhere: what reads must be a document the other
   // readers and the printer accept, like any whole one.
-  for (const char *name : {"real_pr2518_hostir_gather_two_stages.txt",
-                           "real_pr4387_stream_ag_matmul_hostir.txt",
-                           "real_pr5259_p2p_cuda_ring_hostir.txt", "style_segmented_fusion.txt",
-                           "op_view_split_sharded_axis.txt"}) {
+  for (const char *name :
+       {"real_pr2518_hostir_gather_two_stages.txt", "real_pr4387_stream_ag_matmul_hostir.txt",
+        "real_pr5259_p2p_cuda_ring_hostir.txt", "style_segmented_fusion.txt",
+        "op_view_split_sharded_axis.txt"}) {
     std::ifstream in(std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/" + name);
     std::stringstream text;
     text << in.rdbuf();

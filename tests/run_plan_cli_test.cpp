@@ -9,10 +9,10 @@
 // This file does not run plans under mpirun (tests/mpi_plans.sh does, the
 // stopped-rank timeout included) or test the exit statuses of good runs
 // (plan_test.cpp).
-#include "tools/check_sharding/CheckSharding.h"
 #include "executor/RunPlan.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
+#include "tools/check_sharding/CheckSharding.h"
 
 #include <gtest/gtest.h>
 
@@ -96,8 +96,8 @@ TEST(RunPlanFlags, BindNamesMustBeSymbolsOfThePlan) {
 
 TEST(RunPlanFlags, BindValuesAreNonNegative64BitIntegers) {
   std::string plan = emittedPlan(kSymbolicPlan);
-  for (const std::string v : {"-4", "abc", "", "12x", " 12", "+12", "9223372036854775808",
-                              "99999999999999999999999"})
+  for (const std::string v :
+       {"-4", "abc", "", "12x", " 12", "+12", "9223372036854775808", "99999999999999999999999"})
     expectUsageError({"--bind", "i0=" + v, plan},
                      "--bind i0: '" + v + "' is not an integer from 0 to 9223372036854775807");
   expectUsageError({"--bind", "=4", plan}, "--bind takes NAME=VALUE");
@@ -156,8 +156,8 @@ void expectStdoutWriteError(const std::string &tool, const std::string &args) {
   fs::path bin = fs::read_symlink("/proc/self/exe").parent_path() / tool;
   ASSERT_TRUE(fs::exists(bin)) << bin << " is not built";
   fs::path err = tempDir() / (tool + ".stderr");
-  int status = shellStatus("'" + bin.string() + "' " + args + " > /dev/full 2> '" + err.string() +
-                           "'");
+  int status =
+      shellStatus("'" + bin.string() + "' " + args + " > /dev/full 2> '" + err.string() + "'");
   EXPECT_EQ(status, 2) << tool << " " << args << "\n" << fileText(err);
   EXPECT_NE(fileText(err).find(tool + ": error: cannot write to standard output: No space left "
                                       "on device"),

@@ -726,11 +726,10 @@ TEST(SimCollectiveProperty, AllToAllvWithEqualCountsIsAllToAll) {
 /// message, for random kinds, teams, roots and buffer sizes.
 TEST(SimCollectiveProperty, CountCheckAgreesWithTheCollective) {
   std::mt19937_64 rng(7);
-  const CollectiveType kinds[] = {CollectiveType::Allgather,     CollectiveType::Gather,
-                                 CollectiveType::Scatter,       CollectiveType::Broadcast,
-                                 CollectiveType::AllToAll,      CollectiveType::Allreduce,
-                                 CollectiveType::Reduce,        CollectiveType::ReduceScatter,
-                                 CollectiveType::SendRecv};
+  const CollectiveType kinds[] = {
+      CollectiveType::Allgather, CollectiveType::Gather,        CollectiveType::Scatter,
+      CollectiveType::Broadcast, CollectiveType::AllToAll,      CollectiveType::Allreduce,
+      CollectiveType::Reduce,    CollectiveType::ReduceScatter, CollectiveType::SendRecv};
   int agreedThrows = 0;
   for (int trial = 0; trial < 3000; ++trial) {
     SimCollectiveCall call;

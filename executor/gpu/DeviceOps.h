@@ -124,7 +124,6 @@ bool isVectorizedElementwise(const ElementwiseOp &op,
 void launchGather(const DeviceArray &in, const DeviceArray &indices, const DeviceArray &out,
                   Stream stream);
 
-
 /// out[o] = init combined with in[indices[p]] for p in [offsets[o],
 /// offsets[o+1]) (an empty segment gives init). offsets is I64 with
 /// out.count + 1 entries, indices I64; an index outside [0, in.count) is

@@ -38,13 +38,17 @@ bool launchedAsSeveralProcesses() {
 GpuBackend::GpuBackend(GpuConfig config, std::unique_ptr<Backend> coordinator)
     : config_(config), coordinator_(std::move(coordinator)) {}
 
-GpuBackend::~GpuBackend() { gpu::releaseGpuResources(); }
+GpuBackend::~GpuBackend() {
+  gpu::releaseGpuResources();
+}
 
 std::vector<int64_t> GpuBackend::localDevices(const std::vector<int64_t> &planDevices) {
   return coordinator_ ? coordinator_->localDevices(planDevices) : planDevices;
 }
 
-bool GpuBackend::isLeader() const { return !coordinator_ || coordinator_->isLeader(); }
+bool GpuBackend::isLeader() const {
+  return !coordinator_ || coordinator_->isLeader();
+}
 
 void GpuBackend::collective(const SimCollectiveCall &, const std::map<int64_t, int64_t> &,
                             const std::map<int64_t, int64_t> &,
@@ -70,7 +74,9 @@ std::vector<TensorCheck> GpuBackend::gatherChecks(const std::vector<TensorCheck>
 
 namespace {
 
-std::string tensorName(TensorNum t) { return "T" + std::to_string(t); }
+std::string tensorName(TensorNum t) {
+  return "T" + std::to_string(t);
+}
 
 ElementType elementTypeFor(const PlanBuffer &b) {
   auto t = elementTypeOf(b.dtype);
@@ -87,8 +93,7 @@ gpu::ElementwiseOp elementwiseOpOf(const Expr &e, DataType out) {
   using Kind = gpu::ElementwiseOp::Kind;
   auto need = [&](std::optional<int> code) {
     if (!code)
-      throwInputError("unsupported-op",
-                      "the nccl backend has no kernel for `" + e.op + "`", e.loc);
+      throwInputError("unsupported-op", "the nccl backend has no kernel for `" + e.op + "`", e.loc);
     return *code;
   };
   switch (e.kind) {
@@ -112,8 +117,7 @@ gpu::ElementwiseOp elementwiseOpOf(const Expr &e, DataType out) {
 class GpuRun {
 public:
   GpuRun(const Plan &plan, const RunOptions &options, GpuBackend &backend, gpu::NcclWorld &world)
-      : plan_(plan), options_(options), backend_(backend), world_(world),
-        graph_(planGraph(plan)) {}
+      : plan_(plan), options_(options), backend_(backend), world_(world), graph_(planGraph(plan)) {}
 
   RunReport run();
 
@@ -297,8 +301,8 @@ void GpuRun::launchCompute(const std::string &key, const LocalCompute &c, const 
       addInPlace(*c.bias);
     return;
   case LocalCompute::Form::Epilogue: {
-    bool identity = (c.op == ReduceOp::Sum && c.init == 0.0) ||
-                    (c.op == ReduceOp::Prod && c.init == 1.0);
+    bool identity =
+        (c.op == ReduceOp::Sum && c.init == 0.0) || (c.op == ReduceOp::Prod && c.init == 1.0);
     if (!identity) {
       const char *spelling = c.op == ReduceOp::Sum    ? "+"
                              : c.op == ReduceOp::Prod ? "*"
@@ -372,9 +376,8 @@ void GpuRun::runAlias(const PlanStep &step) {
     int64_t have = in == arrays_.end() ? 0 : in->second->count;
     if (have != target->second->count || in->second->type != target->second->type)
       throw StepFailure{"count-error", "alias " + step.inputs[0] + " -> " + step.output +
-                                           " on device " + std::to_string(d) + ": " +
-                                           step.output + " needs " +
-                                           std::to_string(target->second->count) +
+                                           " on device " + std::to_string(d) + ": " + step.output +
+                                           " needs " + std::to_string(target->second->count) +
                                            " element(s) of its type but " + step.inputs[0] +
                                            " holds " + std::to_string(have)};
     target->second = in->second; // The same device allocation: zero copies.
@@ -493,8 +496,7 @@ void GpuRun::validate() {
     for (const PlanLocal &l : b->local)
       if (DeviceArray *a = array(b->name, l.device))
         buffers[l.device] = gpu::downloadArray(*a, streamOf(l.device));
-    report_.tensors.push_back(
-        checkTensor(plan_, map(), reference_, tolerances, t, buffers, local));
+    report_.tensors.push_back(checkTensor(plan_, map(), reference_, tolerances, t, buffers, local));
   }
 }
 
@@ -584,13 +586,15 @@ RunReport GpuBackend::runOnGpus(const Plan &plan, const RunOptions &options) {
   } else {
     int gpus = config_.gpus > 0 ? config_.gpus : needed;
     if (gpus != needed)
-      throwInputError("gpus", "the plan has " + std::to_string(needed) +
-                                  " device(s) and runs one per GPU; --gpus " +
-                                  std::to_string(gpus) + " does not fit it",
+      throwInputError("gpus",
+                      "the plan has " + std::to_string(needed) +
+                          " device(s) and runs one per GPU; --gpus " + std::to_string(gpus) +
+                          " does not fit it",
                       SourceLoc{});
     if (visible < gpus)
-      throwInputError("no-gpu", "the plan needs " + std::to_string(gpus) + " GPU(s); " +
-                                    std::to_string(visible) + " visible",
+      throwInputError("no-gpu",
+                      "the plan needs " + std::to_string(gpus) + " GPU(s); " +
+                          std::to_string(visible) + " visible",
                       SourceLoc{});
     std::vector<int> ids;
     for (int g = 0; g < gpus; ++g)

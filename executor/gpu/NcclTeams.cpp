@@ -190,15 +190,13 @@ std::vector<unsigned char> identityElement(ElementType t, ReduceOp op) {
   const double inf = std::numeric_limits<double>::infinity();
   // Half precision: 1.0, -inf, +inf.
   auto half = [&](uint16_t one, uint16_t negInf, uint16_t posInf) {
-    return bytesOf<uint16_t>(op == ReduceOp::Prod  ? one
-                             : op == ReduceOp::Max ? negInf
-                                                       : posInf);
+    return bytesOf<uint16_t>(op == ReduceOp::Prod ? one : op == ReduceOp::Max ? negInf : posInf);
   };
   auto integer = [&](auto zero) {
     using T = decltype(zero);
     return bytesOf<T>(op == ReduceOp::Prod  ? T(1)
                       : op == ReduceOp::Max ? std::numeric_limits<T>::lowest()
-                                                : std::numeric_limits<T>::max());
+                                            : std::numeric_limits<T>::max());
   };
   switch (t) {
   case ElementType::F64:
@@ -206,7 +204,7 @@ std::vector<unsigned char> identityElement(ElementType t, ReduceOp op) {
   case ElementType::F32:
     return bytesOf<float>(op == ReduceOp::Prod  ? 1.0f
                           : op == ReduceOp::Max ? -static_cast<float>(inf)
-                                                    : static_cast<float>(inf));
+                                                : static_cast<float>(inf));
   case ElementType::F16:
     return half(0x3C00, 0xFC00, 0x7C00);
   case ElementType::BF16:
@@ -283,10 +281,10 @@ struct NcclWorld::Impl {
   NcclOptions options;
   bool singleProcess = true;
   int worldSize = 0;
-  std::vector<int> ranks;             // local world ranks, ascending
-  std::vector<int> gpus;              // per local index
-  std::vector<cudaStream_t> streams;  // per local index
-  std::vector<ncclComm_t> world;      // per local index; sized once, never moved
+  std::vector<int> ranks;                   // local world ranks, ascending
+  std::vector<int> gpus;                    // per local index
+  std::vector<cudaStream_t> streams;        // per local index
+  std::vector<ncclComm_t> world;            // per local index; sized once, never moved
   std::vector<std::unique_ptr<Team>> teams; // creation order; Team objects never move
   std::map<std::vector<int>, Team *> teamByMembers;
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -371,8 +369,7 @@ struct NcclWorld::Impl {
         if (state == ncclInProgress)
           ready = false;
         else if (state != ncclSuccess)
-          throw NcclError(what + " failed on " + describe(comm) + ": " +
-                          ncclMessage(state, comm));
+          throw NcclError(what + " failed on " + describe(comm) + ": " + ncclMessage(state, comm));
       }
       if (ready)
         return;
@@ -395,8 +392,8 @@ struct NcclWorld::Impl {
     std::set<int> seen;
     for (int g : gpuList) {
       if (g < 0 || g >= deviceCount)
-        throw NcclError("NcclWorld::singleProcess: GPU " + std::to_string(g) +
-                        " does not exist (" + std::to_string(deviceCount) + " visible)");
+        throw NcclError("NcclWorld::singleProcess: GPU " + std::to_string(g) + " does not exist (" +
+                        std::to_string(deviceCount) + " visible)");
       if (!seen.insert(g).second)
         throw NcclError("NcclWorld::singleProcess: GPU " + std::to_string(g) + " listed twice");
     }
@@ -459,8 +456,8 @@ struct NcclWorld::Impl {
     if (e != cudaSuccess)
       throw NcclError("no CUDA device: cudaGetDeviceCount failed: " + cudaMessage(e));
     if (gpu < 0 || gpu >= deviceCount)
-      throw NcclError("NcclWorld::multiProcess: GPU " + std::to_string(gpu) +
-                      " does not exist (" + std::to_string(deviceCount) + " visible)");
+      throw NcclError("NcclWorld::multiProcess: GPU " + std::to_string(gpu) + " does not exist (" +
+                      std::to_string(deviceCount) + " visible)");
     singleProcess = false;
     worldSize = size;
     gpus = {gpu};
@@ -728,9 +725,13 @@ int NcclWorld::localGpuFromEnvironment() {
   return 0;
 }
 
-std::vector<int> NcclWorld::localRanks() const { return impl_->ranks; }
+std::vector<int> NcclWorld::localRanks() const {
+  return impl_->ranks;
+}
 
-bool NcclWorld::isLocal(int worldRank) const { return impl_->localIndex(worldRank) >= 0; }
+bool NcclWorld::isLocal(int worldRank) const {
+  return impl_->localIndex(worldRank) >= 0;
+}
 
 int NcclWorld::gpuOf(int worldRank) const {
   return impl_->gpus[impl_->requireLocal(worldRank, "NcclWorld::gpuOf")];
@@ -740,11 +741,17 @@ void *NcclWorld::streamOf(int worldRank) const {
   return impl_->streams[impl_->requireLocal(worldRank, "NcclWorld::streamOf")];
 }
 
-int NcclWorld::worldSize() const { return impl_->worldSize; }
+int NcclWorld::worldSize() const {
+  return impl_->worldSize;
+}
 
-bool NcclWorld::drivesAllRanks() const { return impl_->singleProcess; }
+bool NcclWorld::drivesAllRanks() const {
+  return impl_->singleProcess;
+}
 
-const NcclOptions &NcclWorld::options() const { return impl_->options; }
+const NcclOptions &NcclWorld::options() const {
+  return impl_->options;
+}
 
 void NcclWorld::prepareTeams(const std::vector<std::vector<int>> &allTeams) {
   Impl &w = *impl_;
@@ -780,9 +787,13 @@ void *NcclWorld::worldComm(int worldRank) const {
   return impl_->world[impl_->requireLocal(worldRank, "NcclWorld::worldComm")];
 }
 
-void NcclWorld::abort() { impl_->abortAll(); }
+void NcclWorld::abort() {
+  impl_->abortAll();
+}
 
-bool NcclWorld::aborted() const { return impl_->aborted; }
+bool NcclWorld::aborted() const {
+  return impl_->aborted;
+}
 
 // ---------------------------------------------------------- collectives --
 
@@ -825,8 +836,8 @@ void validateCall(const NcclCall &call, int worldSize) {
     throw NcclError(what + ": bad element count " + std::to_string(call.count));
   if (call.kind == CollectiveType::SendRecv) {
     if (!call.pairCounts.empty() && call.pairCounts.size() != call.pairs.size())
-      throw NcclError(what + ": " + std::to_string(call.pairCounts.size()) +
-                      " pair counts for " + std::to_string(call.pairs.size()) + " pairs");
+      throw NcclError(what + ": " + std::to_string(call.pairCounts.size()) + " pair counts for " +
+                      std::to_string(call.pairs.size()) + " pairs");
     for (size_t i = 0; i < call.pairs.size(); ++i) {
       auto [src, dst] = call.pairs[i];
       if (src < 0 || src >= worldSize || dst < 0 || dst >= worldSize)
@@ -843,8 +854,8 @@ void validateCall(const NcclCall &call, int worldSize) {
     if (!call.root)
       throw NcclError(what + ": the collective needs a root");
     if (*call.root < 0 || *call.root >= worldSize)
-      throw NcclError(what + ": root " + std::to_string(*call.root) +
-                      " is outside the world of " + std::to_string(worldSize) + " rank(s)");
+      throw NcclError(what + ": root " + std::to_string(*call.root) + " is outside the world of " +
+                      std::to_string(worldSize) + " rank(s)");
   }
   if (call.count * static_cast<int64_t>(n) > limit)
     throw NcclError(what + ": buffers too large");
@@ -898,8 +909,8 @@ void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, c
   const int n = static_cast<int>(call.team.size());
   const std::vector<int> members = communicatorMembers(call, w.worldSize);
   const bool rootInTeam =
-      isRootedCollective(call.kind) && std::find(call.team.begin(), call.team.end(), *call.root) !=
-                                 call.team.end();
+      isRootedCollective(call.kind) &&
+      std::find(call.team.begin(), call.team.end(), *call.root) != call.team.end();
 
   auto sendOf = [&](int rank) -> const void * {
     auto it = send.find(rank);
@@ -1183,8 +1194,8 @@ void waitAll(NcclWorld &world, double timeoutSeconds) {
         else if (q == cudaErrorNotReady)
           done = false;
         else
-          throw NcclError("CUDA error on the stream of " + w.rankText(static_cast<int>(i)) +
-                          ": " + cudaMessage(q));
+          throw NcclError("CUDA error on the stream of " + w.rankText(static_cast<int>(i)) + ": " +
+                          cudaMessage(q));
       }
       if (done)
         return;

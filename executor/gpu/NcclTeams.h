@@ -217,8 +217,8 @@ std::vector<int> communicatorMembers(const NcclCall &call, int worldSize);
 /// where NCCL allows in-place use (Allreduce, Broadcast, Reduce). Temporaries
 /// (the identity buffer of a Reduce root outside the team) are
 /// stream-ordered and freed by the stream.
-void runCollective(NcclWorld &world, const NcclCall &call,
-                   const std::map<int, const void *> &send, const std::map<int, void *> &recv);
+void runCollective(NcclWorld &world, const NcclCall &call, const std::map<int, const void *> &send,
+                   const std::map<int, void *> &recv);
 
 /// Waits until every local stream is idle, polling cudaStreamQuery and
 /// ncclCommGetAsyncError on every communicator (about every millisecond,

@@ -43,7 +43,6 @@ MPI_Op mpiOp(ReduceOp op) {
   return MPI_SUM;
 }
 
-
 int count(int64_t n) {
   SC_ASSERT(n >= 0 && n <= INT_MAX, "buffer too large for one MPI call");
   return static_cast<int>(n);
@@ -101,7 +100,9 @@ std::optional<std::pair<int, size_t>> testStopFromEnvironment() {
 
 } // namespace
 
-void MpiBackend::setTimeoutSeconds(double seconds) { timeoutSecondsForNewBackends = seconds; }
+void MpiBackend::setTimeoutSeconds(double seconds) {
+  timeoutSecondsForNewBackends = seconds;
+}
 
 MpiBackend::MpiBackend()
     : timeoutSeconds_(timeoutSecondsForNewBackends), comms_(std::make_unique<Comms>()),
@@ -203,8 +204,7 @@ std::vector<int64_t> MpiBackend::localDevices(const std::vector<int64_t> &planDe
                     "the plan has " + std::to_string(planDevices.size()) +
                         " device(s) and the mpi backend runs one process per device; run it "
                         "with mpirun -np " +
-                        std::to_string(planDevices.size()) + " (got " + std::to_string(size_) +
-                        ")",
+                        std::to_string(planDevices.size()) + " (got " + std::to_string(size_) + ")",
                     SourceLoc{});
   rankOfDevice_.clear();
   for (size_t r = 0; r < planDevices.size(); ++r)
@@ -260,7 +260,8 @@ void MpiBackend::meet(const std::vector<int> &ranks, const std::string &input,
   });
 }
 
-void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &inSizes,
+void MpiBackend::collective(const SimCollectiveCall &call,
+                            const std::map<int64_t, int64_t> &inSizes,
                             const std::map<int64_t, int64_t> &outSizes,
                             const std::map<int64_t, const SimBuffer *> &in,
                             const std::map<int64_t, SimBuffer *> &out) {
@@ -311,18 +312,18 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
 
   // The communicator: the team in rank order, a root outside it last.
   std::vector<int64_t> members = call.team;
-  bool rootOutside = call.root && std::find(members.begin(), members.end(), *call.root) ==
-                                      members.end();
+  bool rootOutside =
+      call.root && std::find(members.begin(), members.end(), *call.root) == members.end();
   if (rootOutside)
     members.push_back(*call.root);
   void *handle = commOf(members, call.inputName, call.outputName);
   if (!handle)
     return; // Not a participant.
   MPI_Comm comm = *static_cast<MPI_Comm *>(handle);
-  int rootRank = call.root ? static_cast<int>(std::find(members.begin(), members.end(),
-                                                        *call.root) -
-                                              members.begin())
-                           : 0;
+  int rootRank = call.root
+                     ? static_cast<int>(std::find(members.begin(), members.end(), *call.root) -
+                                        members.begin())
+                     : 0;
   bool member = std::find(call.team.begin(), call.team.end(), me) != call.team.end();
   const SimBuffer *src = myIn(me);
   SimBuffer *dst = myOut(me);
@@ -344,8 +345,8 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
       counts.back() = 0, displs.back() = 0;
     bool isRoot = me == *call.root;
     MPI_Igatherv(member ? src->data() : nullptr, member ? count(k) : 0, MPI_DOUBLE,
-                 isRoot ? dst->data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE,
-                 rootRank, comm, &request);
+                 isRoot ? dst->data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE, rootRank,
+                 comm, &request);
     return finish();
   }
   case CollectiveType::Scatter: {
@@ -356,8 +357,8 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
       counts.back() = 0, displs.back() = 0;
     bool isRoot = me == *call.root;
     MPI_Iscatterv(isRoot ? src->data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE,
-                  member ? dst->data() : nullptr, member ? count(k) : 0, MPI_DOUBLE, rootRank,
-                  comm, &request);
+                  member ? dst->data() : nullptr, member ? count(k) : 0, MPI_DOUBLE, rootRank, comm,
+                  &request);
     return finish();
   }
   case CollectiveType::Broadcast: {
@@ -380,8 +381,7 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
                   &request);
     return finish();
   case CollectiveType::Allreduce:
-    MPI_Iallreduce(src->data(), dst->data(), count(k), MPI_DOUBLE, mpiOp(call.op), comm,
-                   &request);
+    MPI_Iallreduce(src->data(), dst->data(), count(k), MPI_DOUBLE, mpiOp(call.op), comm, &request);
     return finish();
   case CollectiveType::Reduce: {
     SimBuffer neutral;
@@ -398,8 +398,8 @@ void MpiBackend::collective(const SimCollectiveCall &call, const std::map<int64_
     return finish();
   }
   case CollectiveType::ReduceScatter:
-    MPI_Ireduce_scatter_block(src->data(), dst->data(), count(k), MPI_DOUBLE, mpiOp(call.op),
-                              comm, &request);
+    MPI_Ireduce_scatter_block(src->data(), dst->data(), count(k), MPI_DOUBLE, mpiOp(call.op), comm,
+                              &request);
     return finish();
   default: // SendRecv was run above; no plan names another.
     return;
@@ -469,11 +469,15 @@ namespace {
 
 nlohmann::json checkToJson(const TensorCheck &t) {
   const OutputComparison &c = t.comparison;
-  nlohmann::json j = {{"tensor", c.tensor},       {"name", c.name},
+  nlohmann::json j = {{"tensor", c.tensor},
+                      {"name", c.name},
                       {"dtype", static_cast<int>(c.dtype)},
-                      {"rtol", c.tolerance.rtol}, {"atol", c.tolerance.atol},
-                      {"compared", c.compared},   {"mismatched", c.mismatched},
-                      {"max_abs", c.maxAbsError}, {"max_rel", c.maxRelError},
+                      {"rtol", c.tolerance.rtol},
+                      {"atol", c.tolerance.atol},
+                      {"compared", c.compared},
+                      {"mismatched", c.mismatched},
+                      {"max_abs", c.maxAbsError},
+                      {"max_rel", c.maxRelError},
                       {"role", t.role}};
   if (c.firstMismatch)
     j["first"] = {{"device", c.firstMismatch->device},
@@ -503,13 +507,12 @@ TensorCheck checkFromJson(const nlohmann::json &j) {
   t.role = j["role"].get<std::string>();
   if (j.contains("first")) {
     const auto &f = j["first"];
-    c.firstMismatch = Mismatch{f["device"].get<int64_t>(), f["slot"].get<int64_t>(),
-                               f["index"].get<std::vector<int64_t>>(),
-                               f["got"].is_number() ? f["got"].get<double>()
-                                                    : std::numeric_limits<double>::quiet_NaN(),
-                               f["expected"].is_number()
-                                   ? f["expected"].get<double>()
-                                   : std::numeric_limits<double>::quiet_NaN()};
+    c.firstMismatch = Mismatch{
+        f["device"].get<int64_t>(), f["slot"].get<int64_t>(),
+        f["index"].get<std::vector<int64_t>>(),
+        f["got"].is_number() ? f["got"].get<double>() : std::numeric_limits<double>::quiet_NaN(),
+        f["expected"].is_number() ? f["expected"].get<double>()
+                                  : std::numeric_limits<double>::quiet_NaN()};
   }
   return t;
 }

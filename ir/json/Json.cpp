@@ -232,25 +232,18 @@ constexpr size_t kLineWidth = 120;
 /// Keys print in this order (unknown keys after, alphabetically), so that a
 /// node reads identity first, then shape, then links, then location.
 constexpr std::string_view kKeyOrder[] = {
-    "format",  "version",     "file",          "fusions",
-    "kind",    "number",      "name",          "scheduler",
-    "op",      "type",        "iterType",      "parallel",
-    "memory",  "dtype",       "extent",        "expandedExtent",
-    "start",   "stop",        "rfactor",       "extraSuffix",
-    "inputs",  "outputs",     "factor",        "innerSplit",
-    "left",    "right",       "detail",        "root",
-    "logical", "allocation",  "loop",          "contiguity",
-    "mesh",    "caPos",       "producePos",    "hasTransformInfo",
-    "flags",   "attrs",       "communication", "team",
-    "backend", "iterDomains", "transforms",    "tensors",
-    "exprs",   "groups",      "shape",         "devices",
-    "lhs",     "rhs",         "line",          "column",
-    "loc",     "domainsLoc",
+    "format", "version", "file", "fusions", "kind", "number", "name", "scheduler", "op", "type",
+    "iterType", "parallel", "memory", "dtype", "extent", "expandedExtent", "start", "stop",
+    "rfactor", "extraSuffix", "inputs", "outputs", "factor", "innerSplit", "left", "right",
+    "detail", "root", "logical", "allocation", "loop", "contiguity", "mesh", "caPos", "producePos",
+    "hasTransformInfo", "flags", "attrs", "communication", "team", "backend", "iterDomains",
+    "transforms", "tensors", "exprs", "groups", "shape", "devices", "lhs", "rhs", "line", "column",
+    "loc", "domainsLoc",
     // Plan keys (docs/plan-format.md), after the IR's.
-    "checker_version", "input", "lowerings", "constraints", "buffers", "steps", "index",
-    "mode", "inputs", "output", "consumer", "operand", "collective", "reduce_op", "counts",
-    "local", "role", "sharding", "edge", "claim", "status", "source", "detail",
-    "input_sha256", "text", "sha256", "fusion"};
+    "checker_version", "input", "lowerings", "constraints", "buffers", "steps", "index", "mode",
+    "inputs", "output", "consumer", "operand", "collective", "reduce_op", "counts", "local", "role",
+    "sharding", "edge", "claim", "status", "source", "detail", "input_sha256", "text", "sha256",
+    "fusion"};
 
 size_t keyRank(const std::string &key) {
   auto it = std::find(std::begin(kKeyOrder), std::end(kKeyOrder), key);

@@ -20,12 +20,12 @@
 #include "ir/ExprShape.h"
 #include "ir/Json.h"
 #include "ir/Limits.h"
-#include "ir/Printer.h"
-#include "ir/reader/DumpReader.h"
 #include "ir/PointwiseOps.h"
+#include "ir/Printer.h"
 #include "ir/json/InputRules.h"
 #include "ir/json/JsonSpellings.h"
 #include "ir/json/JsonText.h"
+#include "ir/reader/DumpReader.h"
 #include "util/Checked.h"
 
 #include <algorithm>
@@ -282,9 +282,10 @@ Extent Reader::extent(const At &at, int depth) const {
   if (v.is_string()) {
     std::string name = v.get<std::string>();
     if (!isPrintableSymbol(name))
-      failSchema(at, at.label + " is not a valid symbol name: " + quotedToken(name) +
-                         " (it must be non-empty, without blanks, braces, parentheses or commas, or a "
-                         "function call like \"max(i0, 3)\")");
+      failSchema(at,
+                 at.label + " is not a valid symbol name: " + quotedToken(name) +
+                     " (it must be non-empty, without blanks, braces, parentheses or commas, or a "
+                     "function call like \"max(i0, 3)\")");
     return Extent::symbol(std::move(name));
   }
   if (!v.is_object())
@@ -837,8 +838,9 @@ CommunicationInfo Reader::communication(const At &at) const {
   checkKeys(at, {"number", "type", "team", "root", "backend"});
   CommunicationInfo c;
   c.number = static_cast<int>(integer(field(at, "number"), 0, INT_MAX));
-  c.type = enumValue(field(at, "type"), parseCollectiveType,
-                     +[] { return collectiveChoices(&CollectiveInfo::hostIr); });
+  c.type = enumValue(
+      field(at, "type"), parseCollectiveType,
+      +[] { return collectiveChoices(&CollectiveInfo::hostIr); });
   for (const At &device : elements(field(at, "team")))
     c.team.push_back(integer(device, 0, INT64_MAX));
   if (auto root = optionalField(at, "root"))

@@ -146,7 +146,7 @@ std::string unescapePointerToken(std::string_view token) {
 
 /// An open object or array during the scan.
 struct OpenContainer {
-  size_t members = 0;                   ///< Its index in members_.
+  size_t members = 0; ///< Its index in members_.
   bool isObject = false;
   std::unordered_set<std::string> keys; ///< Objects: keys seen so far.
 };

@@ -47,7 +47,7 @@ public:
   SourceLoc locateOffset(size_t offset) const;
 
   struct DuplicateKey {
-    std::string path; ///< Pointer of the second occurrence's value.
+    std::string path;  ///< Pointer of the second occurrence's value.
     size_t offset = 0; ///< Where its key starts.
   };
   /// The first key that occurs twice in one object, if any.

@@ -106,9 +106,8 @@ void BlockBuilder::noteId(const IterDomain &id) {
   // Every print of one IterDomain is identical in nvFuser, so comparing the
   // spellings compares iter type, parallel type, extents and suffixes.
   if (old.str() != id.str())
-    conflict("IterDomain " + std::to_string(id.number) + " is printed as '" +
-                 shownToken(id.str()) + "' here but as '" + shownToken(old.str()) + "' at " +
-                 old.loc.str(),
+    conflict("IterDomain " + std::to_string(id.number) + " is printed as '" + shownToken(id.str()) +
+                 "' here but as '" + shownToken(old.str()) + "' at " + old.loc.str(),
              id.loc);
 }
 
@@ -208,8 +207,8 @@ void BlockBuilder::noteTransform(Transform t) {
     const Transform &old = transforms_[it->second];
     if (sameTransform(old, t))
       return; // The same transform printed again (another entry of a tensor).
-    conflict("IterDomain " + idStr(out) + " is defined by '" + transformStr(t) +
-                 "' here but by '" + transformStr(old) + "' at " + old.loc.str(),
+    conflict("IterDomain " + idStr(out) + " is defined by '" + transformStr(t) + "' here but by '" +
+                 transformStr(old) + "' at " + old.loc.str(),
              t.loc);
   }
   for (IdNum out : t.outputs)
@@ -298,8 +297,8 @@ void BlockBuilder::checkDerived(const TensorFacts &facts) const {
   const DomainPrint &d = *facts.domains;
   std::string name = "T" + std::to_string(facts.print.number);
   auto complain = [&](IdNum id, const char *domain, const char *from, const SourceLoc &at) {
-    structureError(std::string("the ") + domain + " domain of " + name + " contains " +
-                       idStr(id) + ", which is not derived from its " + from + " domain",
+    structureError(std::string("the ") + domain + " domain of " + name + " contains " + idStr(id) +
+                       ", which is not derived from its " + from + " domain",
                    at.known() ? at : d.loc);
   };
   if (!d.root.empty()) {

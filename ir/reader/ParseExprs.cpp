@@ -629,8 +629,8 @@ void Parser::parseCommunication() {
     e.op = collectiveTypeName(CollectiveType::CollectivePermute);
   }
   e.communication->number = parseSmallInt("communication number");
-  std::string name = (permute ? "CollectivePermute " : "Communication ") +
-                     std::to_string(e.communication->number);
+  std::string name =
+      (permute ? "CollectivePermute " : "Communication ") + std::to_string(e.communication->number);
   c_.skipSpaces();
   c_.expect("(", "after '" + name + "'");
   bool sawType = permute, sawTeam = false;

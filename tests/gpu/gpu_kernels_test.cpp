@@ -531,8 +531,9 @@ TEST_F(GpuKernels, CastRoundsLikeRoundToDtype) {
         bool exact = sameValue(got[i], want[i]) ||
                      (from == ElementType::I64 && std::fabs(x[i]) > std::ldexp(1.0, 53) &&
                       std::fabs(got[i] - want[i]) <= std::fabs(want[i]) * 1e-2);
-        EXPECT_TRUE(exact) << shardcheck::elementTypeName(from) << " -> " << shardcheck::elementTypeName(to) << " of "
-                           << x[i] << ": got " << got[i] << ", want " << want[i];
+        EXPECT_TRUE(exact) << shardcheck::elementTypeName(from) << " -> "
+                           << shardcheck::elementTypeName(to) << " of " << x[i] << ": got "
+                           << got[i] << ", want " << want[i];
       }
     }
   }
@@ -558,7 +559,8 @@ TEST_F(GpuKernels, GatherWithNegativeAndOutOfRangeIndices) {
 }
 
 /// The reference of a segment reduction in double.
-std::vector<double> segmentReference(shardcheck::ReduceOp kind, double init, const std::vector<double> &in,
+std::vector<double> segmentReference(shardcheck::ReduceOp kind, double init,
+                                     const std::vector<double> &in,
                                      const std::vector<int64_t> &offsets,
                                      const std::vector<int64_t> &indices) {
   auto combine = [kind](double a, double b) {
@@ -631,9 +633,10 @@ TEST_F(GpuKernels, SegmentReduceWithEmptySegmentsAndNaN) {
             double tol = t == ElementType::F64 ? 1e-12 : t == ElementType::F32 ? 1e-4 : 2e-2;
             bool ok = sameValue(got[o], want[o]) ||
                       std::fabs(got[o] - want[o]) <= tol * (1 + std::fabs(want[o]));
-            EXPECT_TRUE(ok) << "reduce " << static_cast<int>(kind) << " " << shardcheck::elementTypeName(t)
-                            << " segment " << o << " (" << offsets[o + 1] - offsets[o]
-                            << " positions): got " << got[o] << ", want " << want[o];
+            EXPECT_TRUE(ok) << "reduce " << static_cast<int>(kind) << " "
+                            << shardcheck::elementTypeName(t) << " segment " << o << " ("
+                            << offsets[o + 1] - offsets[o] << " positions): got " << got[o]
+                            << ", want " << want[o];
           }
         }
       }

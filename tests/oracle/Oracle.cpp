@@ -346,11 +346,11 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
   for (const auto &[seed, range] : tries) {
     Attempt a = tryRun(plan, r.verdicts, *b, static_cast<uint64_t>(seed), false, true, range);
     if (range == options_.integerRange || !a.matched)
-      r.runLog.push_back("  run: " + a.line +
-                         (range == options_.integerRange
-                              ? ""
-                              : " (inputs in [-" + std::to_string(range) + ", " +
-                                    std::to_string(range) + "])"));
+      r.runLog.push_back(
+          "  run: " + a.line +
+          (range == options_.integerRange
+               ? ""
+               : " (inputs in [-" + std::to_string(range) + ", " + std::to_string(range) + "])"));
     if (!a.matched) {
       r.compilerOutcome = a.outcome == "wrong-values" ? "refuted-wrong-values" : "refuted-failed";
       return;
