@@ -92,7 +92,8 @@ int impliedCheckStatus(const nlohmann::json &s) {
   if (number(s, "lint_errors") > 0 || number(s, "compiler_refuted") > 0 ||
       number(s, "unsupported") > 0 || number(s, "refuted") > 0)
     return 1;
-  if (number(s, "unknown") > 0 || number(s, "compiler_unknown") > 0)
+  if (number(s, "unknown") > 0 || number(s, "compiler_unknown") > 0 ||
+      number(s, "unchecked_tensors") > 0 || number(s, "partial_files") > 0)
     return 3;
   return 0;
 }
