@@ -28,6 +28,7 @@ PACKAGES=(
   python3 python3-jsonschema  # tests validate --format sarif against its schema
   clang libclang-rt-dev llvm  # the fuzz build: clang, libFuzzer + sanitizers, llvm-symbolizer
   clang-format                # scripts/dev.sh format-check (CI)
+  graphviz                    # check-sharding --report-html lays graphs out with dot (tests too)
 )
 
 deps() {

@@ -5,6 +5,9 @@
 #include "ir/Json.h"
 #include "ir/reader/DumpReader.h"
 #include "tools/check_sharding/Baseline.h"
+#include "tools/check_sharding/Dot.h"
+#include "tools/check_sharding/Graphviz.h"
+#include "tools/check_sharding/HtmlReport.h"
 #include "tools/check_sharding/Inputs.h"
 #include "tools/check_sharding/Junit.h"
 #include "tools/check_sharding/Progress.h"
@@ -23,6 +26,7 @@
 #include <iostream>
 #include <iterator>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include <unistd.h>
@@ -53,9 +57,13 @@ An INPUT is a file, a directory (its .txt, .log and .json files, recursively,
 in path order), - (standard input) or @LIST (the inputs LIST names, one a line).
 
 options:
-  --format text|json|sarif|junit
+  --format text|json|sarif|junit|dot
                        output style (default: text); sarif is SARIF 2.1.0,
-                       junit is JUnit XML (docs/ci-gate.md)
+                       junit is JUnit XML (docs/ci-gate.md), dot is each
+                       fusion's graph, edges coloured by verdict (Graphviz)
+  --report-html DIR    also write an HTML page per input and DIR/index.html:
+                       the graph (laid out by Graphviz's dot when installed),
+                       every edge's proof or counterexample, the lints
   -j N, --jobs N       check N files at a time (default: the cores); the
                        output is the same as with -j 1
   --baseline FILE      exit 1 (or 3) only for findings FILE does not record;
@@ -92,7 +100,7 @@ constexpr const char *kVersion = kShardcheckVersion;
 constexpr int64_t kMaxTimeoutMs = 3600 * 1000;    ///< One hour per query.
 constexpr int64_t kMaxTimeLimitS = 7 * 24 * 3600; ///< A week per run.
 
-enum class Format { Text, Json, Sarif, Junit };
+enum class Format { Text, Json, Sarif, Junit, Dot };
 
 struct Options {
   Format format = Format::Text;
@@ -101,6 +109,7 @@ struct Options {
   std::string emitPlan;                ///< Plan output file, empty for none.
   std::string emitIr;                  ///< JSON IR output file, empty for none.
   std::string baseline, writeBaseline; ///< Baseline files, empty for none.
+  std::string reportHtml;              ///< HTML report directory, empty for none.
   PlanRequest::Lowerings planLowerings = PlanRequest::Lowerings::Checker;
   std::optional<size_t> planFusion;
   CheckOptions check;
@@ -131,7 +140,8 @@ parseOutputOption(const std::string &a, const std::function<std::optional<std::s
       {"--emit-plan", &Options::emitPlan},
       {"--emit-ir", &Options::emitIr},
       {"--baseline", &Options::baseline},
-      {"--write-baseline", &Options::writeBaseline}};
+      {"--write-baseline", &Options::writeBaseline},
+      {"--report-html", &Options::reportHtml}};
   for (const auto &[flag, member] : fileFlags) {
     if (a != flag)
       continue;
@@ -145,14 +155,15 @@ parseOutputOption(const std::string &a, const std::function<std::optional<std::s
     static const std::vector<std::pair<std::string, Format>> formats = {{"text", Format::Text},
                                                                         {"json", Format::Json},
                                                                         {"sarif", Format::Sarif},
-                                                                        {"junit", Format::Junit}};
+                                                                        {"junit", Format::Junit},
+                                                                        {"dot", Format::Dot}};
     auto v = value();
     for (const auto &[name, format] : formats)
       if (v && *v == name) {
         o.format = format;
         return "";
       }
-    return "--format takes 'text', 'json', 'sarif' or 'junit'";
+    return "--format takes 'text', 'json', 'sarif', 'junit' or 'dot'";
   }
   if (a == "-j" || a == "--jobs") {
     auto v = value();
@@ -458,6 +469,7 @@ size_t jobCount(const Options &o) {
 /// Everything a run found, for the renderers.
 struct RunResult {
   std::vector<FileOutput> files;
+  std::vector<Summary> fileSummaries; ///< One per file, for the HTML report.
   Summary summary;
   CheckStats stats;
   std::optional<BaselineComparison> baseline;
@@ -482,6 +494,13 @@ void printRun(const Options &o, const RunResult &run, std::ostream &out, std::os
     out << checksharding::sarifLog(run.files, kVersion, run.status, baseline).dump(2) << "\n";
   } else if (o.format == Format::Junit) {
     checksharding::printJunit(out, run.files, baseline);
+  } else if (o.format == Format::Dot) {
+    for (const auto &file : run.files)
+      for (const auto &fusion : file.fusions) {
+        std::string name = file.file + ": fusion " + std::to_string(fusion.index) + " (line " +
+                           std::to_string(fusion.loc.line) + ")";
+        out << checksharding::fusionDot(fusion, file.edges, name);
+      }
   } else {
     for (const auto &r : run.files)
       printFileText(out, err, r, o.quiet);
@@ -489,6 +508,15 @@ void printRun(const Options &o, const RunResult &run, std::ostream &out, std::os
     if (baseline)
       checksharding::printBaselineText(out, *baseline);
   }
+}
+
+/// Writes --report-html's pages; what could not be written, "" when all was.
+std::string writeReport(const Options &o, const RunResult &run) {
+  std::ostringstream summary;
+  printSummaryText(summary, run.summary, run.stats, o.check.runtime);
+  checksharding::HtmlRun html{&run.files, &run.fileSummaries, summary.str(),
+                              run.status, kVersion,           checksharding::findGraphvizDot()};
+  return checksharding::writeHtmlReport(o.reportHtml, html);
 }
 
 /// Checks the inputs of parsed options `o`; the exit status.
@@ -511,6 +539,7 @@ int run(const Options &o, std::ostream &out, std::ostream &err, bool errIsTermin
   std::vector<std::string> writeFailed;
   for (auto &c : checkInputs(o, options, jobCount(o), run.stats, errIsTerminal ? &err : nullptr)) {
     run.summary.add(c.summary);
+    run.fileSummaries.push_back(c.summary);
     run.files.push_back(std::move(c.output));
     if (!c.writeFailed.empty())
       writeFailed.push_back(c.writeFailed);
@@ -526,6 +555,9 @@ int run(const Options &o, std::ostream &out, std::ostream &err, bool errIsTermin
                  checksharding::baselineText(checksharding::baselineEntries(run.files))))
     writeFailed.push_back("cannot write the baseline to " + o.writeBaseline);
   printRun(o, run, out, err);
+  if (!o.reportHtml.empty())
+    if (std::string error = writeReport(o, run); !error.empty())
+      writeFailed.push_back(error);
   for (const auto &what : writeFailed)
     err << "check-sharding: error: " << what << "\n";
   return writeFailed.empty() ? run.status : 2;

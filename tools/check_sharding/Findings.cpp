@@ -4,10 +4,20 @@
 #include "ir/Printer.h"
 #include "util/Sha256.h"
 
+#include <algorithm>
+
 namespace shardcheck::checksharding {
 
 FusionEntry fusionEntry(size_t index, const Fusion &fusion) {
-  return FusionEntry{index, fusion.loc, sha256Hex(printFusion(fusion)), true};
+  FusionEntry entry{index, fusion.loc, sha256Hex(printFusion(fusion)), true, {}};
+  auto listed = [](const std::vector<TensorNum> &list, TensorNum t) {
+    return std::find(list.begin(), list.end(), t) != list.end();
+  };
+  for (const auto &[number, tv] : fusion.tensors)
+    entry.tensors.push_back(TensorNode{number, fusion.tensorStr(number),
+                                       listed(fusion.inputs, number),
+                                       listed(fusion.outputs, number)});
+  return entry;
 }
 
 Finding findingOf(const Diagnostic &d, int status, std::optional<size_t> fusion, std::string edge,

@@ -37,12 +37,20 @@ struct Finding {
   std::string edge;             ///< `T1 -> T4`; empty for lints.
 };
 
+/// A tensor of a fusion as the pictures (Dot.h) draw it.
+struct TensorNode {
+  TensorNum number = 0;
+  std::string label; ///< Fusion::tensorStr: dtype, domains with DIDs, mesh.
+  bool input = false, output = false;
+};
+
 /// One fusion of a read file.
 struct FusionEntry {
   size_t index = 0;
   SourceLoc loc;
   std::string digest; ///< SHA-256 of printFusion: its content, not its place.
   bool readable = true;
+  std::vector<TensorNode> tensors; ///< In number order.
 };
 
 /// The entry of `fusion` (index `index` of its document).
