@@ -11,7 +11,8 @@
 # - util/ and ir/ include nothing of plan/, checker/, executor/ or tools/;
 #   plan/ nothing of checker/, executor/ or tools/; executor/ nothing of
 #   checker/ (it runs what a plan says); no library includes tools/ (the
-#   tools sit on top).
+#   tools sit on top); the public API (api/, shardcheck/*.h) sits on the
+#   CLI library and only it, tests and examples include it.
 #
 # This file does not check link lines (CMakeLists.txt states those) and
 # reads only the first include of a line.
@@ -70,8 +71,11 @@ foreach(rel IN LISTS sources)
   if(rel MATCHES "^executor/")
     forbid_include(${file} ${rel} "\"checker/" "" "the executor runs plans and never links the checker")
   endif()
-  if(NOT rel MATCHES "^(tools|tests|fuzz|bench)/")
+  if(NOT rel MATCHES "^(tools|tests|fuzz|bench|api)/")
     forbid_include(${file} ${rel} "\"tools/" "" "the tools sit on top")
+  endif()
+  if(rel MATCHES "^(util|ir|plan|checker|executor|tools)/")
+    forbid_include(${file} ${rel} "[<\"]shardcheck/" "" "the public API (api/) sits on top")
   endif()
 endforeach()
 

@@ -35,7 +35,6 @@ namespace shardcheck {
 
 namespace {
 
-using checksharding::addEdge;
 using checksharding::BaselineComparison;
 using checksharding::exitStatus;
 using checksharding::fileJson;
@@ -346,41 +345,10 @@ struct CheckedFile {
   std::string writeFailed;
 };
 
-/// One fusion's report as the tool shows it, in the order found: lints,
-/// verdicts, unchecked tensors, the plan (written here), an input error
-/// found while checking.
-void addFusion(const Options &o, const Fusion &fusion, const FusionReport &fr, CheckedFile &c) {
-  FileOutput &r = c.output;
-  for (const auto &d : fr.lints)
-    r.addFinding(d, d.severity == Severity::Error ? 1 : 0, fr.index);
-  for (const auto &v : fr.verdicts)
-    addEdge(fr.index, v, r);
-  for (const auto &u : fr.unchecked)
-    r.addFinding(u.diagnostic, u.unknown ? 3 : 0, fr.index);
-  if (fr.plan) {
-    if (auto note = writePlan(o, *fr.plan, fusion))
-      r.add(*note);
-    else
-      c.writeFailed = "cannot write the plan to " + o.emitPlan;
-  }
-  if (fr.noPlan)
-    r.addFinding(Diagnostic{Severity::Error,
-                            "no-plan",
-                            std::string("no plan written: ") + fr.noPlan->what(),
-                            fr.noPlan->loc,
-                            {}},
-                 1, fr.index);
-  if (fr.inputError)
-    r.addFinding(*fr.inputError, 1, fr.index);
-  r.fusions[fr.index].readable = fr.readable();
-  r.unreadable = r.unreadable || !fr.readable();
-}
-
 /// A file that could not be checked at all: unreadable (exit 2).
 void addUnreadable(Diagnostic why, CheckedFile &c) {
   c.summary.addUnreadableFile(why);
-  c.output.addFinding(std::move(why), 1, std::nullopt);
-  c.output.unreadable = true;
+  checksharding::addUnreadableFile(std::move(why), c.output);
 }
 
 CheckedFile checkFile(const Input &input, const Options &o, DocumentChecker &checker) {
@@ -406,16 +374,19 @@ CheckedFile checkFile(const Input &input, const Options &o, DocumentChecker &che
   }
   if (!o.emitIr.empty() && !writeFile(o.emitIr, documentToJsonText(doc)))
     c.writeFailed = "cannot write the JSON IR to " + o.emitIr;
-  for (size_t i = 0; i < doc.fusions.size(); ++i)
-    c.output.fusions.push_back(checksharding::fusionEntry(i, doc.fusions[i]));
   DocumentReport report = checker.check(doc);
   c.summary.addDocument(report);
-  if (report.truncated) {
-    c.output.partial = true;
-    c.output.addFinding(*report.truncated, 3, std::nullopt);
-  }
-  for (const FusionReport &fr : report.fusions)
-    addFusion(o, doc.fusions[fr.index], fr, c);
+  // The plan's note goes where the plan was found: after the unchecked
+  // tensors, before a no-plan finding.
+  auto addPlan = [&](const FusionReport &fr) {
+    if (!fr.plan)
+      return;
+    if (auto note = writePlan(o, *fr.plan, doc.fusions[fr.index]))
+      c.output.add(*note);
+    else
+      c.writeFailed = "cannot write the plan to " + o.emitPlan;
+  };
+  checksharding::addDocumentReport(doc, report, c.output, addPlan);
   return c;
 }
 

@@ -227,6 +227,51 @@ void addEdge(size_t fusion, const EdgeVerdict &v, FileOutput &file) {
   file.edges.emplace_back(fusion, v);
 }
 
+namespace {
+
+/// One fusion's report, in the order found (addDocumentReport).
+void addFusionReport(const FusionReport &fr, FileOutput &r,
+                     const std::function<void(const FusionReport &)> &addPlan) {
+  for (const auto &d : fr.lints)
+    r.addFinding(d, d.severity == Severity::Error ? 1 : 0, fr.index);
+  for (const auto &v : fr.verdicts)
+    addEdge(fr.index, v, r);
+  for (const auto &u : fr.unchecked)
+    r.addFinding(u.diagnostic, u.unknown ? 3 : 0, fr.index);
+  if (addPlan)
+    addPlan(fr);
+  if (fr.noPlan)
+    r.addFinding(Diagnostic{Severity::Error,
+                            "no-plan",
+                            std::string("no plan written: ") + fr.noPlan->what(),
+                            fr.noPlan->loc,
+                            {}},
+                 1, fr.index);
+  if (fr.inputError)
+    r.addFinding(*fr.inputError, 1, fr.index);
+  r.fusions[fr.index].readable = fr.readable();
+  r.unreadable = r.unreadable || !fr.readable();
+}
+
+} // namespace
+
+void addDocumentReport(const Document &doc, const DocumentReport &report, FileOutput &file,
+                       const std::function<void(const FusionReport &)> &addPlan) {
+  for (size_t i = 0; i < doc.fusions.size(); ++i)
+    file.fusions.push_back(fusionEntry(i, doc.fusions[i]));
+  if (report.truncated) {
+    file.partial = true;
+    file.addFinding(*report.truncated, 3, std::nullopt);
+  }
+  for (const FusionReport &fr : report.fusions)
+    addFusionReport(fr, file, addPlan);
+}
+
+void addUnreadableFile(Diagnostic why, FileOutput &file) {
+  file.addFinding(std::move(why), 1, std::nullopt);
+  file.unreadable = true;
+}
+
 nlohmann::json fileJson(const FileOutput &file) {
   nlohmann::json diags = nlohmann::json::array(), edges = nlohmann::json::array();
   for (size_t i = 0; i < file.diagnostics.size(); ++i)

@@ -6,12 +6,14 @@
 // the counting).
 #pragma once
 
+#include "checker/CheckDocument.h"
 #include "checker/Checker.h"
 #include "tools/check_sharding/Findings.h"
 #include "util/Diagnostics.h"
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -46,6 +48,16 @@ struct FileOutput {
 /// Adds the verdict of an edge of fusion `fusion` (and the compiler's) as
 /// diagnostics, and the verdict itself.
 void addEdge(size_t fusion, const EdgeVerdict &v, FileOutput &file);
+
+/// Adds a checked document as the tool shows it: its fusions, a truncated
+/// paste's warning, and per fusion in the order found its lints, verdicts,
+/// unchecked tensors, then `addPlan(fusion)` (the plan's note, when one was
+/// asked for; may be empty), a plan that cannot be built and an input error
+/// found while checking.
+void addDocumentReport(const Document &doc, const DocumentReport &report, FileOutput &file,
+                       const std::function<void(const FusionReport &)> &addPlan = {});
+/// Adds the error of a file that could not be read at all (exit 2).
+void addUnreadableFile(Diagnostic why, FileOutput &file);
 
 /// The file's entry in --format json's `files`.
 nlohmann::json fileJson(const FileOutput &file);
