@@ -13,6 +13,11 @@
 #   scripts/dev.sh format-check    clang-format (.clang-format) over every tracked
 #                                  C++/CUDA file; fails naming the files it would change
 #   scripts/dev.sh format          rewrite them in place
+#   scripts/dev.sh report-screenshot
+#                                  check-sharding --report-html over the seed, opened
+#                                  in headless Chromium (installed on demand; CI does
+#                                  not need it): fails on a console error, writes
+#                                  docs/report-seed.png
 #
 # Works on a fresh Debian 12 machine as root (or with sudo) with only the
 # package registry reachable. Set SHARDCHECK_SKIP_DEPS=1 to skip apt.
@@ -157,6 +162,32 @@ format_check() {
   echo "== clang-format: every tracked C++/CUDA source is formatted"
 }
 
+# The seed's HTML report in headless Chromium (Debian's chromium): the page
+# must load without a console error; its screenshot is docs/report-seed.png.
+report_screenshot() {
+  if ! command -v chromium >/dev/null; then
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium
+  fi
+  local dir page
+  dir="$(mktemp -d)"
+  # Exit 1: the seed's Allgather is refuted, as the report shows.
+  (cd "$ROOT" && build/bin/check-sharding --quiet --report-html "$dir/report" \
+    corpus/seed_repro1_after_resharding.txt > /dev/null) || true
+  page="$dir/report/000-seed_repro1_after_resharding.txt.html"
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+    --enable-logging=stderr --window-size=1200,1050 \
+    --screenshot="$ROOT/docs/report-seed.png" "file://$page" 2> "$dir/chromium.log"
+  if grep ':CONSOLE' "$dir/chromium.log"; then
+    echo "the report page logged errors in Chromium (above); log: $dir/chromium.log" >&2
+    return 1
+  fi
+  rm -rf "$dir"
+  echo "== docs/report-seed.png: the seed's report, loaded without console errors"
+}
+
 cmd="${1:-}"
 case "$cmd" in
   deps) deps ;;
@@ -199,6 +230,11 @@ case "$cmd" in
     deps
     format_check
     ;;
+  report-screenshot)
+    deps
+    BUILD_TARGET=check-sharding build "$ROOT/build"
+    report_screenshot
+    ;;
   format)
     deps
     cxx_sources | (cd "$ROOT" && xargs clang-format -i)
@@ -219,7 +255,7 @@ case "$cmd" in
     FUZZ_JOBS="${FUZZ_JOBS:-1}" fuzz_targets "$FUZZ_BUILD/fuzz/corpus" "$FUZZ_BUILD/fuzz/findings" "$@"
     ;;
   *)
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -77,19 +77,10 @@ std::string row(const std::string &key, const std::string &html) {
   return "<dt>" + esc(key) + "</dt><dd>" + html + "</dd>\n";
 }
 
+/// A lowering as its text names it (teams and roots included).
 std::string loweringHtml(const Lowering &l) {
-  std::string teams;
-  for (const auto &t : l.teams) {
-    std::string team = t.devices.empty() ? "" : "(" + join(t.devices, " ") + ")";
-    if (t.root)
-      team += " root " + std::to_string(*t.root);
-    for (const auto &[src, dst] : t.pairs)
-      team += " " + std::to_string(src) + "&rarr;" + std::to_string(dst);
-    teams += "<li class=\"mono\">" + team + "</li>";
-  }
   return "<span class=\"mono\">" + esc(l.str()) + "</span>" +
-         (l.localPermute ? " (then a local permute)" : "") +
-         (teams.empty() ? "" : "<ul>" + teams + "</ul>");
+         (l.localPermute ? " (then a local permute)" : "");
 }
 
 /// A counterexample in the input's terms: its message, then the device, the
@@ -117,8 +108,9 @@ std::string counterexampleHtml(const Counterexample &c) {
 }
 
 std::string compilerHtml(const CompilerVerdict &c) {
-  std::string html = esc(c.source) + " at line " + std::to_string(c.loc.line) + ": " +
-                     loweringHtml(c.lowering) + "<p>" + esc(compilerStatusText(c)) + "</p>";
+  std::string html = esc(c.source) + " (line " + std::to_string(c.loc.line) +
+                     "): " + loweringHtml(c.lowering) + " <b>" + esc(compilerStatusText(c)) +
+                     "</b>";
   if (c.counterexample)
     html += counterexampleHtml(*c.counterexample);
   if (!c.reason.empty())
