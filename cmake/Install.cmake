@@ -18,8 +18,11 @@ set(SC_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/shardcheck)
 foreach(library IN LISTS SC_INSTALLED_LIBRARIES)
   target_include_directories(${library} INTERFACE $<INSTALL_INTERFACE:${SC_INSTALL_INCLUDEDIR}>)
 endforeach()
-# Instrumented libraries need the sanitizer runtimes in whatever links them.
+# Instrumented libraries need the sanitizer runtimes in whatever links them,
+# and code sharing their containers is instrumented alike (ASan's container
+# annotations).
 if(SHARDCHECK_SANITIZE)
+  target_compile_options(sc_util INTERFACE $<INSTALL_INTERFACE:-fsanitize=address,undefined>)
   target_link_options(sc_util INTERFACE $<INSTALL_INTERFACE:-fsanitize=address,undefined>)
 endif()
 
