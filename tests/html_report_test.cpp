@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 using namespace shardcheck;
 using namespace shardcheck::checksharding;
@@ -63,6 +64,13 @@ std::vector<std::string> pagesIn(const std::string &dir) {
   return pages;
 }
 
+std::string readText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 std::string text(const nlohmann::json &page) {
   return page["text"].get<std::string>();
 }
@@ -88,9 +96,19 @@ TEST(HtmlReport, PagesAreWellFormedSelfContainedAndNameEachVerdict) {
   args.insert(args.end(), inputs.begin(), inputs.end());
   ToolRun plain = shardcheck::testing::checkShardingTool(args);
   args.insert(args.begin(), {"--report-html", dir});
+  std::vector<std::string> serialArgs = args;
+  serialArgs[1] = scratch("mixed-serial");
+  serialArgs.insert(serialArgs.begin(), {"-j", "1"});
+  args.insert(args.begin(), {"-j", "3"});
   ToolRun r = shardcheck::testing::checkShardingTool(args);
   EXPECT_EQ(r.status, plain.status);
   EXPECT_EQ(r.out, plain.out);
+  // Pages are written by -j workers and are the same for every N.
+  fs::remove_all(serialArgs[3]);
+  shardcheck::testing::checkShardingTool(serialArgs);
+  for (const auto &page : pagesIn(dir))
+    EXPECT_EQ(readText(page), readText(serialArgs[3] + "/" + fs::path(page).filename().string()))
+        << page;
   std::string problems;
   nlohmann::json pages = readPages(pagesIn(dir), problems);
   ASSERT_FALSE(pages.is_null()) << problems;

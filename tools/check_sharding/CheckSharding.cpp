@@ -486,7 +486,8 @@ std::string writeReport(const Options &o, const RunResult &run) {
   std::ostringstream summary;
   printSummaryText(summary, run.summary, run.stats, o.check.runtime);
   checksharding::HtmlRun html{&run.files, &run.fileSummaries, summary.str(),
-                              run.status, kVersion,           checksharding::findGraphvizDot()};
+                              run.status, kVersion,           checksharding::findGraphvizDot(),
+                              jobCount(o)};
   return checksharding::writeHtmlReport(o.reportHtml, html);
 }
 

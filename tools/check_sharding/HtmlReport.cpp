@@ -5,10 +5,13 @@
 #include "tools/check_sharding/Graphviz.h"
 #include "tools/check_sharding/Junit.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace shardcheck::checksharding {
 
@@ -279,11 +282,26 @@ std::string writeHtmlReport(const std::string &dir, const HtmlRun &run) {
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
     return "--report-html " + dir + ": cannot create the directory";
-  for (size_t i = 0; i < run.files->size(); ++i) {
-    auto path = std::filesystem::path(dir) / htmlPageName(i, (*run.files)[i].file);
-    if (!writeText(path, htmlFilePage(run, i)))
-      return "cannot write the HTML report page " + path.string();
-  }
+  // Pages are written by `run.jobs` workers (dot takes most of the time);
+  // the first page that cannot be written is the one reported.
+  std::vector<std::string> failed(run.files->size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < run.files->size();) {
+      auto path = std::filesystem::path(dir) / htmlPageName(i, (*run.files)[i].file);
+      if (!writeText(path, htmlFilePage(run, i)))
+        failed[i] = "cannot write the HTML report page " + path.string();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (size_t w = 1; w < std::min(run.jobs, run.files->size()); ++w)
+    workers.emplace_back(work);
+  work();
+  for (auto &t : workers)
+    t.join();
+  for (const auto &f : failed)
+    if (!f.empty())
+      return f;
   if (!writeText(std::filesystem::path(dir) / "index.html", htmlIndexPage(run)))
     return "cannot write the HTML report index " + dir + "/index.html";
   return "";

@@ -29,6 +29,7 @@ struct HtmlRun {
   std::string version;
   /// Graphviz's dot (Graphviz.h); none: pages show the DOT text.
   std::optional<std::string> dotProgram;
+  size_t jobs = 1; ///< Pages written at a time (check-sharding's -j).
 };
 
 /// The page name of the i-th input: `003-seed_kernel_dump.txt.html`.
