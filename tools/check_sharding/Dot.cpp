@@ -135,10 +135,11 @@ std::string fusionDot(const FusionEntry &fusion,
     if (index != fusion.index)
       continue;
     const VerdictLook &look = verdictLook(v);
+    std::string tip = quoted(v.exprName + ": " + verdictLine(v));
     dot << "  T" << v.producer << " -> T" << v.consumer << " [color=\"" << look.colour
         << "\", fontcolor=\"" << look.colour << "\", style=" << look.style
         << ", label=" << quoted(arrowLabel(v)) << ", href=\"#" << edgeAnchor(fusion.index, k++)
-        << "\", tooltip=" << quoted(v.exprName + ": " + verdictLine(v)) << "];\n";
+        << "\", tooltip=" << tip << ", labeltooltip=" << tip << "];\n";
   }
   dot << "}\n";
   return dot.str();
