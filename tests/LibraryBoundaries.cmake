@@ -11,7 +11,10 @@
 # - util/ and ir/ include nothing of plan/, checker/, executor/ or tools/;
 #   plan/ nothing of checker/, executor/ or tools/; executor/ nothing of
 #   checker/ (it runs what a plan says); no library includes tools/ (the
-#   tools sit on top).
+#   tools sit on top);
+# - dtensor/ (DTensor documents mapped to the IR) includes of shardcheck only
+#   ir/, util/ and itself, and nothing else includes dtensor/ but tools/,
+#   tests/, fuzz/ and bench/.
 #
 # This file does not check link lines (CMakeLists.txt states those) and
 # reads only the first include of a line.
@@ -72,6 +75,11 @@ foreach(rel IN LISTS sources)
   endif()
   if(NOT rel MATCHES "^(tools|tests|fuzz|bench)/")
     forbid_include(${file} ${rel} "\"tools/" "" "the tools sit on top")
+  endif()
+  if(rel MATCHES "^dtensor/")
+    forbid_include(${file} ${rel} "\"[a-z]+/" "\"(ir|util|dtensor)/" "dtensor depends on ir only")
+  elseif(NOT rel MATCHES "^(tools|tests|fuzz|bench)/")
+    forbid_include(${file} ${rel} "\"dtensor/" "" "only the tools and tests use dtensor/")
   endif()
 endforeach()
 

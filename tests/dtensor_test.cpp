@@ -1,0 +1,166 @@
+// Tests of dtensor/: reading DTensor documents (docs/dtensor.md), their
+// detection beside dumps and JSON IR, the mapping of placements to the IR,
+// and the located rejection of placements with no faithful mapping. The
+// verdicts on DTensor documents are golden tests (corpus/dtensor/, run by
+// golden_test.cpp).
+//
+// This file does not run the recorder (tests/dtensor_record_test.py does,
+// where PyTorch is installed).
+#include "dtensor/DTensorInput.h"
+#include "dtensor/DTensorReader.h"
+#include "dtensor/DTensorToIr.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace shardcheck;
+using namespace shardcheck::dtensor;
+
+namespace {
+
+/// A document on `mesh` (JSON shape) and `devices` with `shape`, from `src`
+/// to `dst` (JSON arrays of placement strings), plus `extra` fields.
+std::string document(const std::string &mesh, const std::string &devices,
+                     const std::string &shape, const std::string &src, const std::string &dst,
+                     const std::string &extra = "") {
+  return "{\"format\": \"shardcheck-dtensor/1\",\n \"mesh\": {\"shape\": " + mesh +
+         ", \"devices\": " + devices + "},\n \"tensor\": {\"shape\": " + shape +
+         "},\n \"source\": {\"placements\": " + src + "},\n \"target\": {\"placements\": " + dst +
+         "}" + extra + "}\n";
+}
+
+/// The InputError that reading `text` throws: its code and line.
+std::pair<std::string, int> errorOf(const std::string &text) {
+  try {
+    readInputDocument(text, "case.json");
+  } catch (const InputError &e) {
+    return {e.diagnostic().code, e.diagnostic().loc.line};
+  }
+  return {"", 0};
+}
+
+} // namespace
+
+TEST(DTensorReader, DetectsItsFormatByContent) {
+  EXPECT_TRUE(isDTensorText(document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]")));
+  EXPECT_TRUE(isDTensorText("  {\"format\" : \"shardcheck-dtensor/2\"}"));
+  EXPECT_FALSE(isDTensorText("{\"format\": \"shardcheck-ir\", \"version\": 1}"));
+  EXPECT_FALSE(isDTensorText("%kernel {\n} // %kernel\n"));
+}
+
+TEST(DTensorReader, ReadsEveryPlacementSpelling) {
+  EXPECT_EQ(parsePlacement("Shard(1)")->dim, 1);
+  EXPECT_EQ(parsePlacement("S(0)")->kind, Placement::Kind::Shard);
+  EXPECT_EQ(parsePlacement("Shard(dim=2)")->dim, 2);
+  EXPECT_EQ(parsePlacement("Replicate()")->kind, Placement::Kind::Replicate);
+  EXPECT_EQ(parsePlacement("R")->kind, Placement::Kind::Replicate);
+  EXPECT_EQ(parsePlacement("Partial(max)")->reduceOp, "max");
+  EXPECT_EQ(parsePlacement("P")->reduceOp, "sum");
+  auto strided = parsePlacement("_StridedShard(0, split_factor=2)");
+  ASSERT_TRUE(strided);
+  EXPECT_EQ(strided->splitFactor, 2);
+  EXPECT_EQ(parsePlacement("_StridedShard(dim=0, sf=4)")->splitFactor, 4);
+  EXPECT_FALSE(parsePlacement("Shard"));
+  EXPECT_FALSE(parsePlacement("Sharded(0)"));
+}
+
+TEST(DTensorReader, RejectsOtherVersionsUnknownFieldsAndBadMeshes) {
+  EXPECT_EQ(errorOf("{\"format\": \"shardcheck-dtensor/2\"}").first, "dtensor-format");
+  std::string ok = document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]");
+  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]",
+                             ",\n \"colour\": 1")),
+            (std::pair<std::string, int>{"dtensor-schema", 6}));
+  EXPECT_EQ(errorOf(document("[2, 2]", "[0, 1, 2]", "[4]", "[\"R\", \"R\"]", "[\"R\", \"R\"]")),
+            (std::pair<std::string, int>{"dtensor-schema", 2}));
+  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"Stripe(0)\"]")),
+            (std::pair<std::string, int>{"dtensor-schema", 5}));
+  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"R\", \"R\"]", "[\"R\"]")).first,
+            "dtensor-schema");
+  EXPECT_EQ(errorOf(ok).first, "");
+}
+
+TEST(DTensorToIr, RejectsPlacementsWithoutFaithfulMapping) {
+  using Error = std::pair<std::string, int>;
+  // An average is a sum divided afterwards: no IR reduction.
+  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Partial(avg)\"]", "[\"R\"]")),
+            (Error{"dtensor-unmapped", 4}));
+  // Nested shards with an uneven outer level: DTensor chunks by local size.
+  EXPECT_EQ(errorOf(document("[2, 2]", "[0, 1, 2, 3]", "[5]", "[\"Shard(0)\", \"Shard(0)\"]",
+                             "[\"R\", \"R\"]")),
+            (Error{"dtensor-unmapped", 4}));
+  // Replicate -> Partial rewrites values locally.
+  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"R\"]", "[\"Partial(sum)\"]")),
+            (Error{"dtensor-unmapped", 5}));
+  // A strided shard whose split factor is not the later mesh dims' product.
+  EXPECT_EQ(errorOf(document("[2, 2]", "[0, 1, 2, 3]", "[8]",
+                             "[\"_StridedShard(0, split_factor=4)\", \"Shard(0)\"]",
+                             "[\"R\", \"R\"]")),
+            (Error{"dtensor-unmapped", 4}));
+  // A shard of a dim the tensor does not have; a mesh of four dims.
+  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Shard(1)\"]", "[\"R\"]")).first,
+            "dtensor-unmapped");
+  EXPECT_EQ(errorOf(document("[1, 1, 1, 2]", "[0, 1]", "[4]", "[\"R\", \"R\", \"R\", \"R\"]",
+                             "[\"R\", \"R\", \"R\", \"R\"]"))
+                .first,
+            "dtensor-unmapped");
+}
+
+TEST(DTensorToIr, MapsNestedShardsInShardOrderWithTheirBuffer) {
+  // [Shard(0), Shard(0)] on 2x2: mesh dim 0 (DIDy) outer, mesh dim 1 (DIDx)
+  // inner; the buffer is the innermost quarter, so the allocation is given.
+  Document doc = readInputDocument(document("[2, 2]", "[0, 1, 2, 3]", "[8, 3]",
+                                            "[\"Shard(0)\", \"Shard(0)\"]", "[\"R\", \"R\"]"),
+                                   "case.json")
+                     .doc;
+  ASSERT_EQ(doc.fusions.size(), 1u);
+  const Fusion &f = doc.fusions[0];
+  const TensorView &t0 = f.tensor(0);
+  ASSERT_EQ(t0.loop.size(), 4u);
+  EXPECT_EQ(f.id(t0.loop[0]).parallel, ParallelType::DIDy);
+  EXPECT_EQ(f.id(t0.loop[1]).parallel, ParallelType::DIDx);
+  EXPECT_EQ(t0.allocation.size(), 4u);
+  // The shard order reversed: mesh dim 1 outer.
+  std::string order = document("[2, 2]", "[0, 1, 2, 3]", "[8, 3]", "[\"Shard(0)\", \"Shard(0)\"]",
+                               "[\"R\", \"R\"]");
+  order.replace(order.find("]},\n \"target\""), 2,
+                "], \"shard_order\": [{\"tensor_dim\": 0, \"mesh_dims\": [1, 0]}]}");
+  Document reversed = readInputDocument(order, "case.json").doc;
+  const Fusion &g = reversed.fusions[0];
+  EXPECT_EQ(g.id(g.tensor(0).loop[0]).parallel, ParallelType::DIDx);
+  EXPECT_EQ(g.id(g.tensor(0).loop[1]).parallel, ParallelType::DIDy);
+}
+
+TEST(DTensorToIr, PartialIsAnUnreducedAxisThatTheTargetReduces) {
+  Document doc = readInputDocument(
+                     document("[4]", "[0, 1, 2, 3]", "[8]", "[\"Partial(max)\"]", "[\"Shard(0)\"]"),
+                     "case.json")
+                     .doc;
+  const Fusion &f = doc.fusions[0];
+  ASSERT_EQ(f.exprs.size(), 1u);
+  EXPECT_EQ(f.exprs[0].kind, OpKind::Reduction);
+  EXPECT_EQ(f.exprs[0].attr("op"), "max");
+  const TensorView &t0 = f.tensor(0), &t1 = f.tensor(1);
+  ASSERT_EQ(t0.logical.size(), 2u);
+  EXPECT_EQ(f.id(t0.logical[0]).parallel, ParallelType::DIDx);
+  EXPECT_TRUE(f.id(t1.logical[0]).isReduction());
+}
+
+TEST(DTensorInput, NotesDTensorsBytesPerRank) {
+  std::string steps =
+      ",\n \"dtensor\": {\"steps\": [{\"mesh_dim\": 0, \"from\": \"Shard(0)\", \"to\": "
+      "\"Replicate()\", \"collectives\": [0]}], \"collectives\": [{\"kind\": \"all_gather\", "
+      "\"ranks\": [{\"rank\": 0, \"group\": [0, 1], \"input_shape\": [2], \"output_shape\": [4]}, "
+      "{\"rank\": 1, \"group\": [0, 1], \"input_shape\": [2], \"output_shape\": [4]}]}]}";
+  InputDocument in =
+      readInputDocument(document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]", steps),
+                        "case.json");
+  ASSERT_EQ(in.doc.fusions.size(), 2u);
+  ASSERT_EQ(in.notes.size(), 2u);
+  // Allgather of 2 floats over 2 ranks: each rank sends its 8 bytes once.
+  EXPECT_NE(in.notes[1].message.find("8 bytes per rank"), std::string::npos)
+      << in.notes[1].message;
+  const Expr &comm = in.doc.fusions[1].exprs[0];
+  ASSERT_TRUE(comm.communication);
+  EXPECT_EQ(comm.communication->team, (std::vector<int64_t>{0, 1}));
+}
