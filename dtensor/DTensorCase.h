@@ -34,8 +34,7 @@ struct Placement {
   bool isShard() const { return kind == Kind::Shard; }
   bool isPartial() const { return kind == Kind::Partial; }
   bool sameAs(const Placement &o) const {
-    return kind == o.kind && dim == o.dim && splitFactor == o.splitFactor &&
-           reduceOp == o.reduceOp;
+    return kind == o.kind && dim == o.dim && splitFactor == o.splitFactor && reduceOp == o.reduceOp;
   }
 };
 

@@ -33,11 +33,12 @@ InputDocument readInputDocument(std::string_view text, const std::string &file) 
   for (const Fusion &f : r.doc.fusions)
     checkFusionLimits(f);
   if (c.recorderError)
-    r.notes.push_back(Diagnostic{Severity::Note, "dtensor-recorder",
-                                 "the recorder could not attribute DTensor's collectives: " +
-                                     *c.recorderError,
-                                 c.loc,
-                                 {}});
+    r.notes.push_back(
+        Diagnostic{Severity::Note,
+                   "dtensor-recorder",
+                   "the recorder could not attribute DTensor's collectives: " + *c.recorderError,
+                   c.loc,
+                   {}});
   if (c.issued)
     addNotes(issuedBytesReport(c), c.issued->loc, r.notes);
   return r;

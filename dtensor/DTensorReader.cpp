@@ -237,8 +237,8 @@ DTensorCase Reader::read() {
          std::string("not a DTensor document this shardcheck reads: expected \"format\": \"") +
              kDTensorFormat + "\"");
   expectObject(root, "DTensor document",
-               {"format", "name", "mesh", "tensor", "source", "target", "dtensor",
-                "recorder_error", "expect", "notes"});
+               {"format", "name", "mesh", "tensor", "source", "target", "dtensor", "recorder_error",
+                "expect", "notes"});
   DTensorCase c;
   c.file = file_;
   c.loc = loc("");
@@ -305,8 +305,7 @@ std::optional<Placement> parsePlacement(std::string_view spelling) {
 DTensorCase readDTensorCase(std::string_view text, const std::string &file) {
   jsonir::ParsedJson parsed =
       jsonir::parseJsonText(text, file, {"json-malformed", kSchema, "DTensor JSON"});
-  return jsonir::guardJsonExceptions(file, kSchema,
-                                     [&] { return Reader(parsed, file).read(); });
+  return jsonir::guardJsonExceptions(file, kSchema, [&] { return Reader(parsed, file).read(); });
 }
 
 } // namespace shardcheck::dtensor

@@ -21,8 +21,8 @@ namespace {
 
 /// A document on `mesh` (JSON shape) and `devices` with `shape`, from `src`
 /// to `dst` (JSON arrays of placement strings), plus `extra` fields.
-std::string document(const std::string &mesh, const std::string &devices,
-                     const std::string &shape, const std::string &src, const std::string &dst,
+std::string document(const std::string &mesh, const std::string &devices, const std::string &shape,
+                     const std::string &src, const std::string &dst,
                      const std::string &extra = "") {
   return "{\"format\": \"shardcheck-dtensor/1\",\n \"mesh\": {\"shape\": " + mesh +
          ", \"devices\": " + devices + "},\n \"tensor\": {\"shape\": " + shape +
@@ -68,9 +68,9 @@ TEST(DTensorReader, ReadsEveryPlacementSpelling) {
 TEST(DTensorReader, RejectsOtherVersionsUnknownFieldsAndBadMeshes) {
   EXPECT_EQ(errorOf("{\"format\": \"shardcheck-dtensor/2\"}").first, "dtensor-format");
   std::string ok = document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]");
-  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]",
-                             ",\n \"colour\": 1")),
-            (std::pair<std::string, int>{"dtensor-schema", 6}));
+  EXPECT_EQ(
+      errorOf(document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]", ",\n \"colour\": 1")),
+      (std::pair<std::string, int>{"dtensor-schema", 6}));
   EXPECT_EQ(errorOf(document("[2, 2]", "[0, 1, 2]", "[4]", "[\"R\", \"R\"]", "[\"R\", \"R\"]")),
             (std::pair<std::string, int>{"dtensor-schema", 2}));
   EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"Stripe(0)\"]")),
@@ -93,10 +93,10 @@ TEST(DTensorToIr, RejectsPlacementsWithoutFaithfulMapping) {
   EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"R\"]", "[\"Partial(sum)\"]")),
             (Error{"dtensor-unmapped", 5}));
   // A strided shard whose split factor is not the later mesh dims' product.
-  EXPECT_EQ(errorOf(document("[2, 2]", "[0, 1, 2, 3]", "[8]",
-                             "[\"_StridedShard(0, split_factor=4)\", \"Shard(0)\"]",
-                             "[\"R\", \"R\"]")),
-            (Error{"dtensor-unmapped", 4}));
+  EXPECT_EQ(
+      errorOf(document("[2, 2]", "[0, 1, 2, 3]", "[8]",
+                       "[\"_StridedShard(0, split_factor=4)\", \"Shard(0)\"]", "[\"R\", \"R\"]")),
+      (Error{"dtensor-unmapped", 4}));
   // A shard of a dim the tensor does not have; a mesh of four dims.
   EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Shard(1)\"]", "[\"R\"]")).first,
             "dtensor-unmapped");
@@ -152,14 +152,12 @@ TEST(DTensorInput, NotesDTensorsBytesPerRank) {
       "\"Replicate()\", \"collectives\": [0]}], \"collectives\": [{\"kind\": \"all_gather\", "
       "\"ranks\": [{\"rank\": 0, \"group\": [0, 1], \"input_shape\": [2], \"output_shape\": [4]}, "
       "{\"rank\": 1, \"group\": [0, 1], \"input_shape\": [2], \"output_shape\": [4]}]}]}";
-  InputDocument in =
-      readInputDocument(document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]", steps),
-                        "case.json");
+  InputDocument in = readInputDocument(
+      document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]", steps), "case.json");
   ASSERT_EQ(in.doc.fusions.size(), 2u);
   ASSERT_EQ(in.notes.size(), 2u);
   // Allgather of 2 floats over 2 ranks: each rank sends its 8 bytes once.
-  EXPECT_NE(in.notes[1].message.find("8 bytes per rank"), std::string::npos)
-      << in.notes[1].message;
+  EXPECT_NE(in.notes[1].message.find("8 bytes per rank"), std::string::npos) << in.notes[1].message;
   const Expr &comm = in.doc.fusions[1].exprs[0];
   ASSERT_TRUE(comm.communication);
   EXPECT_EQ(comm.communication->team, (std::vector<int64_t>{0, 1}));
