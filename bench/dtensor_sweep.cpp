@@ -112,7 +112,7 @@ void checkPair(const std::string &text, Tally &t, std::map<std::string, int> &wh
   switch (edgeResult(v)) {
   case EdgeResult::Proved:
     ++(v.lowering.kind == CommKind::None || v.lowering.kind == CommKind::Alias ? t.none
-                                                                             : t.collective);
+                                                                               : t.collective);
     break;
   case EdgeResult::Refuted:
     ++t.refuted;

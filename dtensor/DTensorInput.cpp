@@ -6,10 +6,6 @@
 #include "ir/Limits.h"
 #include "ir/reader/DumpReader.h"
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 namespace shardcheck::dtensor {
@@ -45,18 +41,7 @@ InputDocument readInputDocument(std::string_view text, const std::string &file) 
 }
 
 InputDocument readInputDocumentFile(const std::string &path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throwInputError("io", "cannot read '" + path + "': it is a directory", SourceLoc{path, 0, 0});
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throwInputError("io", "cannot read '" + path + "': " + std::strerror(errno),
-                    SourceLoc{path, 0, 0});
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    throwInputError("io", "error while reading '" + path + "'", SourceLoc{path, 0, 0});
-  return readInputDocument(text.str(), path);
+  return readInputDocument(readInputFile(path), path);
 }
 
 } // namespace shardcheck::dtensor

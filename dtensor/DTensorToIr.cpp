@@ -340,16 +340,15 @@ std::vector<int64_t> teamOf(const DTensorCase &c, const IssuedCollective &coll) 
   return it->group;
 }
 
+/// The IR collective of a DTensor collective kind the mapping models.
 std::optional<CollectiveType> collectiveOf(const std::string &kind) {
-  if (kind == "all_gather")
-    return CollectiveType::Allgather;
-  if (kind == "reduce_scatter")
-    return CollectiveType::ReduceScatter;
-  if (kind == "all_reduce")
-    return CollectiveType::Allreduce;
-  if (kind == "all_to_all")
-    return CollectiveType::AllToAll;
-  return std::nullopt;
+  static const std::map<std::string, CollectiveType> kinds = {
+      {"all_gather", CollectiveType::Allgather},
+      {"reduce_scatter", CollectiveType::ReduceScatter},
+      {"all_reduce", CollectiveType::Allreduce},
+      {"all_to_all", CollectiveType::AllToAll}};
+  auto it = kinds.find(kind);
+  return it == kinds.end() ? std::nullopt : std::optional(it->second);
 }
 
 /// Whether the split of tensor dim d by mesh dim k divides in `l` (the
