@@ -10,6 +10,7 @@
 #include "ir/FusionBuilder.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -380,6 +381,48 @@ Layout withoutShard(Layout l, int64_t d, int64_t k) {
   return l;
 }
 
+/// The element count of `l`'s buffer on `device` (torch.chunk's sizes at
+/// every level: the outer levels divide, requireFaithfulNesting says so).
+int64_t localCount(const DTensorCase &c, const Layout &l, int64_t device) {
+  std::vector<int64_t> coords = c.mesh.coordinates(device);
+  int64_t count = 1;
+  for (size_t d = 0; d < c.shape.size(); ++d) {
+    int64_t extent = c.shape[d];
+    auto it = l.order.find(static_cast<int64_t>(d));
+    if (it != l.order.end())
+      for (int64_t k : it->second) {
+        int64_t n = c.mesh.shape()[k], chunk = (extent + n - 1) / n;
+        extent = std::clamp<int64_t>(extent - coords[k] * chunk, 0, chunk);
+      }
+    count *= extent;
+  }
+  return count;
+}
+
+int64_t elementsOf(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  return n;
+}
+
+/// Refuses a recorded collective whose buffers are not those of the mapping
+/// (`in` and `out` element counts per rank): its verdict would be about
+/// buffers DTensor did not use.
+void requireRecordedCounts(const DTensorCase &c, const IssuedCollective &coll,
+                           const std::function<std::pair<int64_t, int64_t>(int64_t)> &counts) {
+  for (const RankCall &r : coll.ranks) {
+    auto [in, out] = counts(r.rank);
+    if (elementsOf(r.inputShape) != in || elementsOf(r.outputShape) != out)
+      unmapped("the " + coll.kind + " of rank " + std::to_string(r.rank) + " moved " +
+                   std::to_string(elementsOf(r.inputShape)) + " elements in and " +
+                   std::to_string(elementsOf(r.outputShape)) +
+                   " out, but the mapped buffers hold " + std::to_string(in) + " and " +
+                   std::to_string(out) + ": the mapping does not model what DTensor did",
+               coll.loc);
+  }
+}
+
 /// Builds DTensor's sequence, one step at a time.
 class StepChain {
 public:
@@ -458,16 +501,28 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
       return std::nullopt;
     Layout gathered = withoutShard(from, d, k);
     gathered.rankMajor = {d, n};
+    requireRecordedCounts(c_, coll, [&](int64_t r) {
+      int64_t local = localCount(c_, from, r);
+      return std::pair{local, n * local};
+    });
     return communication(*type, in, gathered, coll);
   }
   if (*type == CollectiveType::Allreduce && s.from.isPartial() && coll.reduceOp != "max" &&
-      coll.reduceOp != "min" && s.from.reduceOp == "sum" && !s.to.isShard())
+      coll.reduceOp != "min" && s.from.reduceOp == "sum" && !s.to.isShard()) {
+    requireRecordedCounts(c_, coll, [&](int64_t r) {
+      return std::pair{localCount(c_, from, r), localCount(c_, to, r)};
+    });
     return communication(*type, in, to, coll);
+  }
   if (*type == CollectiveType::ReduceScatter && s.from.isPartial() && s.to.isShard() &&
       s.from.reduceOp == "sum" && innermostOf(to, s.to.dim, k) && evenAt(c_, to, s.to.dim, k)) {
     Layout packed = withoutShard(from, s.to.dim, k);
     packed.order = withoutShard(to, s.to.dim, k).order;
     packed.rankMajor = {s.to.dim, n};
+    requireRecordedCounts(c_, coll, [&](int64_t r) {
+      int64_t local = localCount(c_, to, r);
+      return std::pair{n * local, local};
+    });
     TensorNum pre = localSet(in, packed, coll.loc);
     return communication(*type, pre, to, coll);
   }
@@ -480,6 +535,9 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
     packedIn.rankMajor = {b, n};
     Layout packedOut = to;
     packedOut.rankMajor = {a, n};
+    requireRecordedCounts(c_, coll, [&](int64_t r) {
+      return std::pair{localCount(c_, from, r), localCount(c_, to, r)};
+    });
     TensorNum pre = localSet(in, packedIn, coll.loc);
     return communication(*type, pre, packedOut, coll);
   }

@@ -162,3 +162,15 @@ TEST(DTensorInput, NotesDTensorsBytesPerRank) {
   ASSERT_TRUE(comm.communication);
   EXPECT_EQ(comm.communication->team, (std::vector<int64_t>{0, 1}));
 }
+
+TEST(DTensorToIr, RefusesRecordedBuffersThatAreNotTheMappings) {
+  // An all_gather that moved 3 elements per rank where the mapped buffer
+  // holds 2: a verdict would be about buffers DTensor did not use.
+  std::string steps =
+      ",\n \"dtensor\": {\"steps\": [{\"mesh_dim\": 0, \"from\": \"Shard(0)\", \"to\": "
+      "\"Replicate()\", \"collectives\": [0]}], \"collectives\": [{\"kind\": \"all_gather\", "
+      "\"ranks\": [{\"rank\": 0, \"group\": [0, 1], \"input_shape\": [3], \"output_shape\": [6]}, "
+      "{\"rank\": 1, \"group\": [0, 1], \"input_shape\": [3], \"output_shape\": [6]}]}]}";
+  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]", steps)),
+            (std::pair<std::string, int>{"dtensor-unmapped", 6}));
+}
