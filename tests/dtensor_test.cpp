@@ -4,14 +4,24 @@
 // verdicts on DTensor documents are golden tests (corpus/dtensor/, run by
 // golden_test.cpp).
 //
+// DTensor's own sequences of corpus/dtensor are also executed: planned with
+// DTensor's collectives (compiler lowerings) and run on the sim backend,
+// every confirmed sequence matches the unsharded reference and a refuted
+// one, run anyway, does not.
+//
 // This file does not run the recorder (tests/dtensor_record_test.py does,
 // where PyTorch is installed).
+#include "checker/CheckDocument.h"
 #include "dtensor/DTensorInput.h"
 #include "dtensor/DTensorReader.h"
 #include "dtensor/DTensorToIr.h"
+#include "executor/Executor.h"
+#include "ir/reader/DumpReader.h"
+#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 using namespace shardcheck;
@@ -173,4 +183,69 @@ TEST(DTensorToIr, RefusesRecordedBuffersThatAreNotTheMappings) {
       "{\"rank\": 1, \"group\": [0, 1], \"input_shape\": [3], \"output_shape\": [6]}]}]}";
   EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]", steps)),
             (std::pair<std::string, int>{"dtensor-unmapped", 6}));
+}
+
+namespace {
+
+enum class Judged { Confirmed, Refuted, Neither };
+
+/// Plans fusion 1 (DTensor's steps) of `path` with DTensor's own collectives
+/// and runs it on sim; nullopt when no plan is built. `judged`: every
+/// collective of DTensor confirmed, one refuted, or neither (a step not
+/// modelled as DTensor's collective, an unknown).
+std::optional<RunReport> runDTensorsSequence(const std::string &path, Judged &judged) {
+  std::string text = readInputFile(path);
+  InputDocument in = readInputDocument(text, path);
+  if (in.doc.fusions.size() < 2)
+    return std::nullopt;
+  DocumentOptions options;
+  options.plan = PlanOptions{1, PlanRequest::Lowerings::Compiler, text};
+  DocumentReport report = checkDocument(in.doc, options);
+  const FusionReport &f = report.fusions.at(1);
+  judged = Judged::Confirmed;
+  for (const EdgeVerdict &v : f.verdicts) {
+    if (edgeResult(v) != EdgeResult::Proved && judged == Judged::Confirmed)
+      judged = Judged::Neither;
+    if (!v.compiler)
+      continue;
+    CompilerResult r = compilerResult(*v.compiler);
+    if (r == CompilerResult::Refuted)
+      judged = Judged::Refuted;
+    else if (r != CompilerResult::Confirmed && judged == Judged::Confirmed)
+      judged = Judged::Neither;
+  }
+  if (!f.plan)
+    return std::nullopt;
+  auto bindings = satisfyingBindings(*f.plan, {});
+  if (!bindings)
+    return std::nullopt;
+  SimBackend sim;
+  RunOptions run;
+  run.symbols = *bindings;
+  run.allowUnverified = true;
+  return runPlan(*f.plan, run, sim);
+}
+
+} // namespace
+
+TEST(DTensorSequences, ConfirmedOnesRunToAMatchAndRefutedOnesDoNot) {
+  namespace fs = std::filesystem;
+  int confirmedRuns = 0, refutedRuns = 0;
+  for (const auto &e :
+       fs::directory_iterator(fs::path(SHARDCHECK_SOURCE_DIR) / "corpus" / "dtensor")) {
+    SCOPED_TRACE(e.path().string());
+    Judged judged = Judged::Neither;
+    auto run = runDTensorsSequence(e.path().string(), judged);
+    if (!run || judged == Judged::Neither)
+      continue;
+    if (judged == Judged::Confirmed) {
+      EXPECT_TRUE(run->matches()) << describeRun(*run);
+      ++confirmedRuns;
+    } else {
+      EXPECT_FALSE(run->matches()) << describeRun(*run);
+      ++refutedRuns;
+    }
+  }
+  EXPECT_GE(confirmedRuns, 10);
+  EXPECT_GE(refutedRuns, 1);
 }
