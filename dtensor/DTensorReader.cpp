@@ -141,7 +141,12 @@ void Reader::mesh(const Node &n, DTensorCase &c) const {
 
 void Reader::tensor(const Node &n, DTensorCase &c) const {
   expectObject(n, "tensor", {"shape", "dtype"});
-  c.shape = integers(required(n, "shape"), 1);
+  Node shape = required(n, "shape");
+  c.shape = integers(shape, 1);
+  int64_t count = 1;
+  for (int64_t s : c.shape)
+    if (__builtin_mul_overflow(count, s, &count))
+      fail(kSchema, shape.path, "the tensor has more elements than a signed 64-bit integer counts");
   c.dtype = optional(n, "dtype") ? string(*optional(n, "dtype")) : "float32";
   c.tensorLoc = loc(n.path);
 }

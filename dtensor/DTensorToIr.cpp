@@ -399,11 +399,18 @@ int64_t localCount(const DTensorCase &c, const Layout &l, int64_t device) {
   return count;
 }
 
+/// A recorded shape's element count; -1 when it overflows (it then matches
+/// no mapped buffer).
 int64_t elementsOf(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t s : shape)
-    n *= s;
+    if (__builtin_mul_overflow(n, s, &n))
+      return -1;
   return n;
+}
+
+std::string countText(int64_t n) {
+  return n < 0 ? "more than 2^63" : std::to_string(n);
 }
 
 /// Refuses a recorded collective whose buffers are not those of the mapping
@@ -415,10 +422,10 @@ void requireRecordedCounts(const DTensorCase &c, const IssuedCollective &coll,
     auto [in, out] = counts(r.rank);
     if (elementsOf(r.inputShape) != in || elementsOf(r.outputShape) != out)
       unmapped("the " + coll.kind + " of rank " + std::to_string(r.rank) + " moved " +
-                   std::to_string(elementsOf(r.inputShape)) + " elements in and " +
-                   std::to_string(elementsOf(r.outputShape)) +
-                   " out, but the mapped buffers hold " + std::to_string(in) + " and " +
-                   std::to_string(out) + ": the mapping does not model what DTensor did",
+                   countText(elementsOf(r.inputShape)) + " elements in and " +
+                   countText(elementsOf(r.outputShape)) + " out, but the mapped buffers hold " +
+                   std::to_string(in) + " and " + std::to_string(out) +
+                   ": the mapping does not model what DTensor did",
                coll.loc);
   }
 }
@@ -573,16 +580,11 @@ Document dtensorToDocument(const DTensorCase &c) {
 
 namespace {
 
-int64_t product(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t s : shape)
-    n *= s;
-  return n;
-}
-
 /// Bytes one rank moves for one collective (nccl-tests' bus factors).
 double busBytes(const IssuedCollective &coll, const RankCall &r, int elementSize) {
-  double in = static_cast<double>(product(r.inputShape)) * elementSize;
+  double in = elementSize;
+  for (int64_t s : r.inputShape)
+    in *= static_cast<double>(s);
   double n = static_cast<double>(r.group.size());
   if (n <= 1)
     return 0;
