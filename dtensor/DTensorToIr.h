@@ -3,13 +3,16 @@
 //
 // The Document has one or two fusions:
 //   [0] the transition: T0 (source placements) -> T1 (target placements),
-//       a `Set`, or a `reduction` when partial mesh dims are reduced;
+//       a copy (`LoadStore`, which nvFuser would not lower, so no nvFuser
+//       verdict is attached), or a `reduction` when partial mesh dims are
+//       reduced;
 //   [1] DTensor's own steps (when the document records them), a host IR
 //       program: each step that issued a collective is a `Communication`
 //       (DTensor's kind, and the group of the mesh's first device as its
 //       team, standing for every parallel group), between temporaries laid
 //       out the way DTensor packs its flat buffers (rank-major), followed by
-//       a local `Set` into the step's placement; a local step is a `Set`.
+//       a local copy into the step's placement; a local step is a copy.
+//       Recorded buffer sizes must be the mapped buffers' (else rejected).
 // Expressions and tensors are located at the JSON values they come from
 // (the step, the collective, the placements), so a verdict or
 // counterexample names the step.
