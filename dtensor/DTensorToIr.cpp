@@ -444,6 +444,7 @@ public:
     Layout layout = layoutOf(c_, c_.source);
     TensorNum t = make_.make(layout, c_.source.loc);
     for (const IssuedStep &s : c_.issued->steps) {
+      ++stepNumber_;
       if (s.meshDim < 0 || s.meshDim >= c_.mesh.rank())
         throwInputError("dtensor-schema", "mesh dim " + std::to_string(s.meshDim) + " out of range",
                         s.loc);
@@ -474,6 +475,7 @@ private:
   const DTensorCase &c_;
   FusionBuilder fb_;
   TensorMaker make_;
+  int stepNumber_ = -1; ///< The step being built, from 0.
 };
 
 TensorNum StepChain::communication(CollectiveType type, TensorNum in, const Layout &out,
@@ -483,7 +485,8 @@ TensorNum StepChain::communication(CollectiveType type, TensorNum in, const Layo
   Expr &e = fb_.fusion().exprs.back();
   e.loc = coll.loc;
   CommunicationInfo info;
-  info.number = static_cast<int>(fb_.fusion().exprs.size() - 1);
+  // Named by DTensor's step, so a verdict says which step it is about.
+  info.number = stepNumber_;
   info.type = type;
   info.team = teamOf(c_, coll);
   info.backend = "DTensor"; // flat-buffer collectives: no nvFuser buffer rules
