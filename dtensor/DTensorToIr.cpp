@@ -97,7 +97,8 @@ std::map<int64_t, std::vector<int64_t>> shardOrder(const DTensorCase &c, const P
 /// Rejects nested shards whose outer levels do not divide: DTensor chunks
 /// each level by its local size, nvFuser's nested splits by the global
 /// ceiling, and the two differ there.
-void requireFaithfulNesting(const DTensorCase &c, const Placements &ps, const Layout &l) {
+void requireFaithfulNesting(const DTensorCase &c, const Layout &l,
+                            const std::function<SourceLoc(int64_t)> &locOfMeshDim) {
   for (const auto &[d, dims] : l.order) {
     int64_t extent = c.shape[d];
     for (size_t j = 0; j + 1 < dims.size(); ++j) {
@@ -109,7 +110,7 @@ void requireFaithfulNesting(const DTensorCase &c, const Placements &ps, const La
                      std::to_string(n) +
                      " with a shard nested inside; DTensor chunks the inner level by each "
                      "rank's local size, which no nested IR split expresses",
-                 ps.perMeshDim[dims[j]].loc);
+                 locOfMeshDim(dims[j]));
       extent /= n;
     }
   }
@@ -139,7 +140,7 @@ Layout layoutOf(const DTensorCase &c, const Placements &ps) {
       l.partial[k] = p.reduceOp;
   }
   l.order = shardOrder(c, ps);
-  requireFaithfulNesting(c, ps, l);
+  requireFaithfulNesting(c, l, [&](int64_t k) { return ps.perMeshDim[k].loc; });
   return l;
 }
 
@@ -439,28 +440,32 @@ public:
   }
 
   Fusion build() {
-    Placements current = c_.source;
-    current.shardOrder.clear();
     Layout layout = layoutOf(c_, c_.source);
+    std::vector<Placement> current = c_.source.perMeshDim;
     TensorNum t = make_.make(layout, c_.source.loc);
     for (const IssuedStep &s : c_.issued->steps) {
       ++stepNumber_;
-      if (s.meshDim < 0 || s.meshDim >= c_.mesh.rank())
-        throwInputError("dtensor-schema", "mesh dim " + std::to_string(s.meshDim) + " out of range",
-                        s.loc);
-      Placements next = current;
-      next.perMeshDim[s.meshDim] = s.to;
-      next.loc = s.loc;
-      Layout nextLayout = afterReduction(layout, layoutOf(c_, next), next);
-      t = step(s, t, layout, nextLayout);
-      nextLayout.reduced.clear();
-      current = next;
-      layout = nextLayout;
+      Layout next = stepLayout(layout, current, s);
+      t = step(s, t, layout, next);
+      next.reduced.clear();
+      current[s.meshDim] = s.to;
+      layout = next;
+    }
+    // DTensor's steps must end in the target's sharding: the data the last
+    // step leaves is what the target's placements declare, else this edge
+    // needs communication and says so.
+    Layout target = afterReduction(layout, layoutOf(c_, c_.target), c_.target);
+    if (target.order != layout.order || target.partial != layout.partial ||
+        !target.reduced.empty()) {
+      TensorNum end = make_.make(target, c_.target.loc);
+      transitionExpr(fb_, t, end, layout, target, c_.target.loc);
     }
     return fb_.take();
   }
 
 private:
+  Layout stepLayout(const Layout &from, const std::vector<Placement> &current,
+                    const IssuedStep &s) const;
   TensorNum step(const IssuedStep &s, TensorNum in, const Layout &from, const Layout &to);
   std::optional<TensorNum> collectiveStep(const IssuedStep &s, const IssuedCollective &coll,
                                           TensorNum in, const Layout &from, const Layout &to);
@@ -477,6 +482,50 @@ private:
   TensorMaker make_;
   int stepNumber_ = -1; ///< The step being built, from 0.
 };
+
+/// The sharding after step `s`, as DTensor's local ops leave the data: a
+/// shard the step removes leaves its dim's chain, a shard it adds nests
+/// innermost (DTensor chunks the local tensor), a partial it reduces is
+/// reduced. The step's `from` must be the current placement (its split
+/// factor aside: DTensor 2.11 reports a _StridedShard as the Shard it is in
+/// its shard order).
+Layout StepChain::stepLayout(const Layout &from, const std::vector<Placement> &current,
+                             const IssuedStep &s) const {
+  int64_t k = s.meshDim;
+  if (k < 0 || k >= c_.mesh.rank())
+    throwInputError("dtensor-schema", "mesh dim " + std::to_string(k) + " out of range", s.loc);
+  const Placement &was = current[k];
+  if (was.kind != s.from.kind || (was.isShard() && was.dim != s.from.dim) ||
+      (was.isPartial() && was.reduceOp != s.from.reduceOp))
+    unmapped("step " + std::to_string(stepNumber_) + " starts mesh dim " + std::to_string(k) +
+                 " from " + s.from.spelling + ", but the steps before leave it " + was.spelling,
+             s.from.loc);
+  Layout next = from;
+  next.reduced.clear();
+  next.rankMajor.reset();
+  if (was.isShard())
+    next = withoutShard(next, was.dim, k);
+  if (s.to.isShard()) {
+    if (s.to.dim < 0 || s.to.dim >= static_cast<int64_t>(c_.shape.size()))
+      unmapped(s.to.spelling + ": the tensor has " + std::to_string(c_.shape.size()) + " dims",
+               s.to.loc);
+    next.order[s.to.dim].push_back(k);
+  }
+  if (s.to.isPartial() && !was.isPartial())
+    unmapped(s.to.spelling + " on mesh dim " + std::to_string(k) +
+                 " from a placement that is not partial: DTensor rewrites the local values "
+                 "(no data moves) and the IR has no op that does",
+             s.to.loc);
+  if (s.to.isPartial() && s.to.reduceOp != was.reduceOp)
+    unmapped("a change of reduce op on mesh dim " + std::to_string(k) + " is not a redistribute",
+             s.to.loc);
+  if (was.isPartial() && !s.to.isPartial()) {
+    next.partial.erase(k);
+    next.reduced.insert(k);
+  }
+  requireFaithfulNesting(c_, next, [&](int64_t) { return s.loc; });
+  return next;
+}
 
 TensorNum StepChain::communication(CollectiveType type, TensorNum in, const Layout &out,
                                    const IssuedCollective &coll) {
