@@ -253,20 +253,29 @@ void transitionExpr(FusionBuilder &fb, TensorNum in, TensorNum out, const Layout
   locateLastExpr(fb, loc);
 }
 
+/// Replicate or Shard -> Partial: DTensor rewrites values, no data moves.
+[[noreturn]] void rejectNewPartial(const Placement &to, int64_t k) {
+  unmapped(to.spelling + " on mesh dim " + std::to_string(k) +
+               " from a placement that is not partial: DTensor rewrites the local values "
+               "(no data moves) and the IR has no op that does",
+           to.loc);
+}
+
+[[noreturn]] void rejectReduceOpChange(const Placement &to, int64_t k, const std::string &was) {
+  unmapped("a change of reduce op on mesh dim " + std::to_string(k) + " (" + was + " to " +
+               to.reduceOp + ") is not a redistribute",
+           to.loc);
+}
+
 /// The layout a tensor has after `to`'s partial axes that `from` has and
 /// `to` does not are reduced. Rejects new or changed partials.
 Layout afterReduction(const Layout &from, Layout to, const Placements &toPs) {
   for (const auto &[k, op] : to.partial) {
     auto it = from.partial.find(k);
     if (it == from.partial.end())
-      unmapped(toPs.perMeshDim[k].spelling + " on mesh dim " + std::to_string(k) +
-                   " from a placement that is not partial: DTensor rewrites the local values "
-                   "(no data moves) and the IR has no op that does",
-               toPs.perMeshDim[k].loc);
+      rejectNewPartial(toPs.perMeshDim[k], k);
     if (it->second != op)
-      unmapped("a change of reduce op on mesh dim " + std::to_string(k) + " (" + it->second +
-                   " to " + op + ") is not a redistribute",
-               toPs.perMeshDim[k].loc);
+      rejectReduceOpChange(toPs.perMeshDim[k], k, it->second);
   }
   std::set<std::string> ops;
   for (const auto &[k, op] : from.partial)
@@ -512,13 +521,9 @@ Layout StepChain::stepLayout(const Layout &from, const std::vector<Placement> &c
     next.order[s.to.dim].push_back(k);
   }
   if (s.to.isPartial() && !was.isPartial())
-    unmapped(s.to.spelling + " on mesh dim " + std::to_string(k) +
-                 " from a placement that is not partial: DTensor rewrites the local values "
-                 "(no data moves) and the IR has no op that does",
-             s.to.loc);
+    rejectNewPartial(s.to, k);
   if (s.to.isPartial() && s.to.reduceOp != was.reduceOp)
-    unmapped("a change of reduce op on mesh dim " + std::to_string(k) + " is not a redistribute",
-             s.to.loc);
+    rejectReduceOpChange(s.to, k, was.reduceOp);
   if (was.isPartial() && !s.to.isPartial()) {
     next.partial.erase(k);
     next.reduced.insert(k);
