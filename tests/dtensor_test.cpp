@@ -249,3 +249,12 @@ TEST(DTensorSequences, ConfirmedOnesRunToAMatchAndRefutedOnesDoNot) {
   EXPECT_GE(confirmedRuns, 10);
   EXPECT_GE(refutedRuns, 1);
 }
+
+TEST(DTensorToIr, RefusesAStepThatDoesNotStartWhereTheStepsBeforeLeft) {
+  // Mesh dim 0 holds Shard(0); a step that says it starts from Shard(1).
+  std::string steps =
+      ",\n \"dtensor\": {\"steps\": [{\"mesh_dim\": 0, \"from\": \"Shard(1)\", \"to\": "
+      "\"Replicate()\"}]}";
+  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4, 4]", "[\"Shard(0)\"]", "[\"R\"]", steps)),
+            (std::pair<std::string, int>{"dtensor-unmapped", 6}));
+}
