@@ -1,4 +1,6 @@
 // Format detection for check-sharding's inputs; see DTensorInput.h.
+//
+// It does not parse dumps or JSON IR (ir/reader does) and does not check.
 #include "dtensor/DTensorInput.h"
 
 #include "dtensor/DTensorReader.h"

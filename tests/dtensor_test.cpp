@@ -18,6 +18,7 @@
 #include "executor/Executor.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
+#include "tests/ToolRuns.h"
 
 #include <gtest/gtest.h>
 
@@ -257,4 +258,19 @@ TEST(DTensorToIr, RefusesAStepThatDoesNotStartWhereTheStepsBeforeLeft) {
       "\"Replicate()\"}]}";
   EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4, 4]", "[\"Shard(0)\"]", "[\"R\"]", steps)),
             (std::pair<std::string, int>{"dtensor-unmapped", 6}));
+}
+
+TEST(DTensorInput, CheckShardingReadsADTensorDocumentAndNamesTheStep) {
+  // The command line on the refuted recording: the located verdict of step
+  // 0, its counterexample (rank and global index), and DTensor's bytes.
+  std::string file = std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/dtensor/hw_2d_wrong_groups.json";
+  auto run = shardcheck::testing::checkShardingTool({file});
+  EXPECT_EQ(run.status, 1);
+  EXPECT_NE(run.out.find("host IR Communication 0, Allgather over teams (0 2)(1 3), is refuted"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("counterexample: device 2 expects T0[3, 2]"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("DTensor's sequence: 2 collectives, 72 bytes per rank"), std::string::npos)
+      << run.out;
 }
