@@ -268,7 +268,10 @@ std::optional<NvfuserRuntime> Checker::runtimeOf(const Expr &expr) const {
   // runtime's buffer rules apply to them. A resharding Set is first
   // rearranged by nvFuser's own passes (ReorderShardedAxis), which are not
   // modelled: its plain collective is judged on the flat buffers.
-  if (expr.communication)
+  // A Communication whose backend is DTensor (read from a DTensor document,
+  // docs/dtensor.md) is a functional collective on flat buffers: nvFuser's
+  // buffer rules do not apply to it.
+  if (expr.communication && expr.communication->backend != "DTensor")
     return options_.runtime;
   return std::nullopt;
 }

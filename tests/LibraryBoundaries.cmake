@@ -12,7 +12,10 @@
 #   plan/ nothing of checker/, executor/ or tools/; executor/ nothing of
 #   checker/ (it runs what a plan says); no library includes tools/ (the
 #   tools sit on top); the public API (api/, shardcheck/*.h) sits on the
-#   CLI library and only it, tests and examples include it.
+#   CLI library and only it, tests and examples include it;
+# - dtensor/ (DTensor documents mapped to the IR) includes of shardcheck only
+#   ir/, util/ and itself, and nothing else includes dtensor/ but tools/,
+#   tests/, fuzz/ and bench/.
 #
 # This file does not check link lines (CMakeLists.txt states those) and
 # reads only the first include of a line.
@@ -74,8 +77,13 @@ foreach(rel IN LISTS sources)
   if(NOT rel MATCHES "^(tools|tests|fuzz|bench|api)/")
     forbid_include(${file} ${rel} "\"tools/" "" "the tools sit on top")
   endif()
-  if(rel MATCHES "^(util|ir|plan|checker|executor|tools)/")
+  if(rel MATCHES "^(util|ir|plan|checker|executor|tools|dtensor)/")
     forbid_include(${file} ${rel} "[<\"]shardcheck/" "" "the public API (api/) sits on top")
+  endif()
+  if(rel MATCHES "^dtensor/")
+    forbid_include(${file} ${rel} "\"[a-z]+/" "\"(ir|util|dtensor)/" "dtensor depends on ir only")
+  elseif(NOT rel MATCHES "^(tools|tests|fuzz|bench|api)/")
+    forbid_include(${file} ${rel} "\"dtensor/" "" "only the tools and tests use dtensor/")
   endif()
 endforeach()
 

@@ -5,13 +5,20 @@
 // edge verdicts by their closed results, lints among the fusions' lints, the
 // exit status by check-sharding's own summary of the report.
 //
+// DTensor documents (corpus/dtensor/*.json, docs/dtensor.md) are read the
+// way check-sharding reads them and state their expectations in an `expect`
+// array of the same lines without `//`.
+//
 // This file does not run the command line (tests/driver_test.cpp does).
 #include "checker/CheckDocument.h"
+#include "dtensor/DTensorInput.h"
+#include "dtensor/DTensorReader.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -25,9 +32,8 @@ using namespace shardcheck;
 
 namespace {
 
-std::vector<std::string> corpusFiles() {
+std::vector<std::string> filesIn(const fs::path &dir) {
   std::vector<std::string> files;
-  fs::path dir = fs::path(SHARDCHECK_SOURCE_DIR) / "corpus";
   if (!fs::exists(dir))
     return files;
   for (const auto &e : fs::directory_iterator(dir)) {
@@ -37,6 +43,15 @@ std::vector<std::string> corpusFiles() {
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+std::vector<std::string> corpusFiles() {
+  return filesIn(fs::path(SHARDCHECK_SOURCE_DIR) / "corpus");
+}
+
+/// DTensor documents (docs/dtensor.md) with their expectations in `expect`.
+std::vector<std::string> dtensorFiles() {
+  return filesIn(fs::path(SHARDCHECK_SOURCE_DIR) / "corpus" / "dtensor");
 }
 
 struct Expectation {
@@ -51,8 +66,24 @@ struct Expectation {
   std::string text;
 };
 
+/// The expectation lines of a file: its `// EXPECT` comment lines, or for a
+/// DTensor document (JSON has no comments) its `expect` array, each entry a
+/// line without the `//`.
+std::string expectationText(const std::string &path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  if (!dtensor::isDTensorText(text.str()))
+    return text.str();
+  std::string lines;
+  auto doc = nlohmann::json::parse(text.str());
+  for (const auto &line : doc.value("expect", nlohmann::json::array()))
+    lines += "// " + line.get<std::string>() + "\n";
+  return lines;
+}
+
 std::vector<Expectation> readExpectations(const std::string &path) {
-  std::ifstream in(path);
+  std::istringstream in(expectationText(path));
   std::vector<Expectation> r;
   std::string line;
   int n = 0;
@@ -200,7 +231,7 @@ TEST_P(Golden, ExpectationsHold) {
   ASSERT_FALSE(expectations.empty()) << path << " states no expectation";
   Document doc;
   try {
-    doc = readDocumentFile(path);
+    doc = dtensor::readInputDocumentFile(path).doc;
   } catch (const InputError &e) {
     FAIL() << path << " is unreadable: " << e.what();
   }
@@ -258,6 +289,7 @@ std::string testName(const ::testing::TestParamInfo<std::string> &info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, Golden, ::testing::ValuesIn(corpusFiles()), testName);
+INSTANTIATE_TEST_SUITE_P(DTensor, Golden, ::testing::ValuesIn(dtensorFiles()), testName);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Golden);
 
 TEST(GoldenCorpus, SeedHostIrRefutesAllgatherWithCounts) {

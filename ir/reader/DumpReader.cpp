@@ -50,7 +50,7 @@ Document readDocument(std::string_view text, const std::string &file) {
   return doc;
 }
 
-Document readDocumentFile(const std::string &path) {
+std::string readInputFile(const std::string &path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throwInputError("io", "cannot read '" + path + "': it is a directory", SourceLoc{path, 0, 0});
@@ -62,7 +62,11 @@ Document readDocumentFile(const std::string &path) {
   text << in.rdbuf();
   if (in.bad())
     throwInputError("io", "error while reading '" + path + "'", SourceLoc{path, 0, 0});
-  return readDocument(text.str(), path);
+  return text.str();
+}
+
+Document readDocumentFile(const std::string &path) {
+  return readDocument(readInputFile(path), path);
 }
 
 } // namespace shardcheck

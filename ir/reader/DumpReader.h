@@ -51,6 +51,10 @@ Document readDocument(std::string_view text, const std::string &file);
 /// Reads a file from disk; an unreadable file is an InputError.
 Document readDocumentFile(const std::string &path);
 
+/// The bytes of an input file; an unreadable file (or a directory) is an
+/// InputError (`io`). Shared by every reader of input files.
+std::string readInputFile(const std::string &path);
+
 /// Reads nvFuser dump text only (no JSON detection).
 Document readNvFuserDump(std::string_view text, const std::string &file);
 

@@ -2,6 +2,7 @@
 #include "tools/check_sharding/CheckSharding.h"
 
 #include "checker/CheckDocument.h"
+#include "dtensor/DTensorInput.h"
 #include "ir/Json.h"
 #include "ir/reader/DumpReader.h"
 #include "tools/check_sharding/Baseline.h"
@@ -356,7 +357,12 @@ CheckedFile checkFile(const Input &input, const Options &o, DocumentChecker &che
   c.output.file = input.name;
   Document doc;
   try {
-    doc = input.text ? readDocument(*input.text, input.name) : readDocumentFile(input.name);
+    // Dumps, JSON IR, and DTensor documents (dtensor/DTensorInput.h).
+    dtensor::InputDocument read = input.text ? dtensor::readInputDocument(*input.text, input.name)
+                                             : dtensor::readInputDocumentFile(input.name);
+    doc = std::move(read.doc);
+    for (Diagnostic &note : read.notes)
+      c.output.addFinding(std::move(note), 0, std::nullopt);
   } catch (const InputError &e) {
     addUnreadable(e.diagnostic(), c);
     return c;

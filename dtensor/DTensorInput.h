@@ -1,0 +1,34 @@
+// The input entry point that reads a DTensor document (docs/dtensor.md)
+// beside nvFuser dumps and JSON IR: what check-sharding calls for each file.
+//
+// A text whose JSON "format" names shardcheck-dtensor is read and mapped to
+// the IR here (DTensorReader.h, DTensorToIr.h); any other text goes to
+// ir/reader's readDocument unchanged. The notes returned with the Document
+// (DTensor's recorded collectives and bytes per rank; a recorder error) are
+// for the report.
+//
+// This file does not check anything and changes nothing for dumps and JSON
+// IR.
+#pragma once
+
+#include "ir/Fusion.h"
+#include "util/Diagnostics.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardcheck::dtensor {
+
+struct InputDocument {
+  Document doc;
+  /// Notes about a DTensor document (severity Note); empty for other inputs.
+  std::vector<Diagnostic> notes;
+};
+
+/// Reads text in any format check-sharding takes; `file` names it.
+InputDocument readInputDocument(std::string_view text, const std::string &file);
+/// Reads a file from disk; an unreadable file is an InputError (`io`).
+InputDocument readInputDocumentFile(const std::string &path);
+
+} // namespace shardcheck::dtensor

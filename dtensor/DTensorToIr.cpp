@@ -1,0 +1,685 @@
+// DTensor redistribute -> IR; see DTensorToIr.h and docs/dtensor.md.
+//
+// Shardings (Layout) are computed from placements first and validated (each
+// rejection located at the placement that causes it); tensors are then
+// built with FusionBuilder from layouts, so the transition and every step of
+// DTensor's sequence are spelled by one function (buildTensor). It does not
+// check anything.
+#include "dtensor/DTensorToIr.h"
+
+#include "ir/FusionBuilder.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace shardcheck::dtensor {
+
+namespace {
+
+constexpr const char *kUnmapped = "dtensor-unmapped";
+
+/// The IR sharding of one DTensor placement list.
+struct Layout {
+  std::map<int64_t, std::vector<int64_t>> order; ///< tensor dim -> mesh dims, outer first
+  std::map<int64_t, std::string> partial;        ///< mesh dim -> reduce op (unreduced axis)
+  std::set<int64_t> reduced; ///< mesh dims whose partial axis this tensor reduces
+  std::optional<std::pair<int64_t, int64_t>> rankMajor; ///< (tensor dim, factor): packed
+};
+
+ParallelType didOfMeshDim(int meshRank, int64_t k) {
+  static const ParallelType dids[] = {ParallelType::DIDx, ParallelType::DIDy, ParallelType::DIDz};
+  return dids[meshRank - 1 - k];
+}
+
+[[noreturn]] void unmapped(const std::string &message, const SourceLoc &loc) {
+  throwInputError(kUnmapped, message, loc);
+}
+
+/// DTensor's default order of the mesh dims sharding one tensor dim, in
+/// placement order (mesh dim 0 first): a Shard nests inside the ones before
+/// it; a `_StridedShard(d, split_factor=f)` nests inside the later ones,
+/// whose sizes must multiply to f.
+std::vector<int64_t> defaultOrder(const DTensorCase &c, const std::vector<Placement> &ps,
+                                  std::vector<int64_t> dims) {
+  if (dims.empty())
+    return {};
+  int64_t k = dims.front();
+  std::vector<int64_t> rest(dims.begin() + 1, dims.end());
+  std::vector<int64_t> inner = defaultOrder(c, ps, rest);
+  const Placement &p = ps[k];
+  if (!p.splitFactor) {
+    inner.insert(inner.begin(), k);
+    return inner;
+  }
+  int64_t product = 1;
+  for (int64_t r : rest)
+    product *= c.mesh.shape()[r];
+  if (*p.splitFactor != product)
+    unmapped(p.spelling + " on mesh dim " + std::to_string(k) +
+                 ": its split factor is not the product of the sizes of the later mesh dims "
+                 "sharding the same tensor dim (" +
+                 std::to_string(product) + "); no nested split expresses it",
+             p.loc);
+  inner.push_back(k);
+  return inner;
+}
+
+/// The mesh dims sharding each tensor dim, outermost first.
+std::map<int64_t, std::vector<int64_t>> shardOrder(const DTensorCase &c, const Placements &ps) {
+  std::map<int64_t, std::vector<int64_t>> byDim;
+  bool strided = false;
+  for (size_t k = 0; k < ps.perMeshDim.size(); ++k)
+    if (ps.perMeshDim[k].isShard()) {
+      byDim[ps.perMeshDim[k].dim].push_back(static_cast<int64_t>(k));
+      strided |= ps.perMeshDim[k].splitFactor.has_value();
+    }
+  if (strided && !ps.shardOrder.empty())
+    unmapped("give either _StridedShard placements or a shard_order, not both", ps.loc);
+  std::map<int64_t, std::vector<int64_t>> order;
+  for (auto &[d, dims] : byDim)
+    order[d] = defaultOrder(c, ps.perMeshDim, dims);
+  for (const ShardOrderEntry &e : ps.shardOrder) {
+    auto it = order.find(e.tensorDim);
+    std::vector<int64_t> sorted = e.meshDims;
+    std::sort(sorted.begin(), sorted.end());
+    if (it == order.end() || sorted != byDim[e.tensorDim])
+      unmapped("shard_order of tensor dim " + std::to_string(e.tensorDim) +
+                   " must list exactly the mesh dims that shard it",
+               ps.loc);
+    it->second = e.meshDims;
+  }
+  return order;
+}
+
+/// Rejects nested shards whose outer levels do not divide: DTensor chunks
+/// each level by its local size, nvFuser's nested splits by the global
+/// ceiling, and the two differ there.
+void requireFaithfulNesting(const DTensorCase &c, const Layout &l,
+                            const std::function<SourceLoc(int64_t)> &locOfMeshDim) {
+  for (const auto &[d, dims] : l.order) {
+    int64_t extent = c.shape[d];
+    for (size_t j = 0; j + 1 < dims.size(); ++j) {
+      int64_t n = c.mesh.shape()[dims[j]];
+      if (extent % n != 0)
+        unmapped("tensor dim " + std::to_string(d) + " (size " + std::to_string(c.shape[d]) +
+                     ") is sharded on mesh dims nested unevenly: mesh dim " +
+                     std::to_string(dims[j]) + " splits " + std::to_string(extent) + " by " +
+                     std::to_string(n) +
+                     " with a shard nested inside; DTensor chunks the inner level by each "
+                     "rank's local size, which no nested IR split expresses",
+                 locOfMeshDim(dims[j]));
+      extent /= n;
+    }
+  }
+}
+
+Layout layoutOf(const DTensorCase &c, const Placements &ps) {
+  int rank = c.mesh.rank();
+  if (static_cast<int>(ps.perMeshDim.size()) != rank)
+    throwInputError("dtensor-schema",
+                    "one placement per mesh dim: the mesh has " + std::to_string(rank) + " dims, " +
+                        std::to_string(ps.perMeshDim.size()) + " placements are given",
+                    ps.loc);
+  if (rank > 3)
+    unmapped("a mesh of " + std::to_string(rank) +
+                 " dims: the IR has three device parallel types (DIDx, DIDy, DIDz)",
+             c.meshLoc);
+  Layout l;
+  for (int k = 0; k < rank; ++k) {
+    const Placement &p = ps.perMeshDim[k];
+    if (p.isShard() && (p.dim < 0 || p.dim >= static_cast<int64_t>(c.shape.size())))
+      unmapped(p.spelling + ": the tensor has " + std::to_string(c.shape.size()) + " dims", p.loc);
+    if (p.isPartial() && p.reduceOp != "sum" && p.reduceOp != "max" && p.reduceOp != "min")
+      unmapped(p.spelling + " has no faithful IR mapping: the IR's reductions are sum, max, "
+                            "min and prod, and an average is a sum divided after the reduction",
+               p.loc);
+    if (p.isPartial())
+      l.partial[k] = p.reduceOp;
+  }
+  l.order = shardOrder(c, ps);
+  requireFaithfulNesting(c, l, [&](int64_t k) { return ps.perMeshDim[k].loc; });
+  return l;
+}
+
+/// The nvFuser reduction op and its identity for a DTensor reduce op.
+std::pair<std::string, std::string> reductionOf(const std::string &reduceOp) {
+  if (reduceOp == "max")
+    return {"max", "float(-inf)"};
+  if (reduceOp == "min")
+    return {"min", "float(inf)"};
+  return {"add", "float(0)"};
+}
+
+DataType dataTypeOf(const std::string &torchName) {
+  static const std::map<std::string, DataType> names = {
+      {"float32", DataType::Float},     {"float", DataType::Float},  {"float64", DataType::Double},
+      {"double", DataType::Double},     {"float16", DataType::Half}, {"half", DataType::Half},
+      {"bfloat16", DataType::BFloat16}, {"int64", DataType::Int64},  {"int32", DataType::Int32},
+      {"int8", DataType::Int8},         {"uint8", DataType::UInt8},  {"bool", DataType::Bool}};
+  auto it = names.find(torchName);
+  return it == names.end() ? DataType::Float : it->second;
+}
+
+/// Builds one tensor of the mapping. Its logical domain lists the partial
+/// axes (unreduced on their DID, or reduced here) in mesh-dim order, then
+/// the tensor's dims; each dim is split by the mesh dims sharding it,
+/// outermost first. A layout with nested splits or a packed (rank-major)
+/// dim gets an explicit allocation domain: the buffer DTensor holds.
+class TensorMaker {
+public:
+  TensorMaker(FusionBuilder &fb, const DTensorCase &c) : fb_(fb), c_(c) {}
+
+  TensorNum make(const Layout &l, const SourceLoc &loc) {
+    int rank = c_.mesh.rank();
+    std::vector<IdNum> logical, loop, allocation;
+    std::set<int64_t> partialDims;
+    for (const auto &[k, _] : l.partial)
+      partialDims.insert(k);
+    partialDims.insert(l.reduced.begin(), l.reduced.end());
+    for (int64_t k : partialDims) {
+      int64_t n = c_.mesh.shape()[k];
+      IdNum id = l.reduced.count(k) ? fb_.reduction(n) : fb_.iter(n, didOfMeshDim(rank, k));
+      logical.push_back(id);
+      loop.push_back(id);
+    }
+    bool explicitAllocation = l.rankMajor.has_value();
+    std::vector<IdNum> packed;
+    for (size_t d = 0; d < c_.shape.size(); ++d) {
+      IdNum cur = fb_.iter(c_.shape[d]);
+      logical.push_back(cur);
+      std::vector<IdNum> leaves;
+      auto it = l.order.find(static_cast<int64_t>(d));
+      if (it != l.order.end()) {
+        explicitAllocation |= it->second.size() > 1;
+        for (int64_t k : it->second) {
+          auto s = fb_.split(cur, c_.mesh.shape()[k], /*innerSplit=*/false, didOfMeshDim(rank, k));
+          leaves.push_back(s.outer);
+          cur = s.inner;
+        }
+      }
+      if (l.rankMajor && l.rankMajor->first == static_cast<int64_t>(d)) {
+        auto s = fb_.split(cur, l.rankMajor->second, /*innerSplit=*/false);
+        packed.push_back(s.outer);
+        cur = s.inner;
+      }
+      leaves.push_back(cur);
+      loop.insert(loop.end(), leaves.begin(), leaves.end());
+      allocation.insert(allocation.end(), leaves.begin(), leaves.end());
+    }
+    loop.insert(loop.begin() + static_cast<long>(partialDims.size()), packed.begin(), packed.end());
+    FusionBuilder::TensorSpec spec{{}, logical, loop, {}, c_.mesh, dataTypeOf(c_.dtype)};
+    if (explicitAllocation) {
+      // Packed chunks first (DTensor's flat buffer is rank-major), then each
+      // dim's local part; the partial axes are DIDs (extent 1 locally).
+      std::vector<IdNum> alloc(logical.begin(), logical.begin() + partialDims.size());
+      alloc.insert(alloc.end(), packed.begin(), packed.end());
+      alloc.insert(alloc.end(), allocation.begin(), allocation.end());
+      spec.allocation = alloc;
+    }
+    TensorNum t = fb_.tensor(spec);
+    fb_.fusion().tensor(t).loc = loc;
+    fb_.fusion().tensor(t).domainsLoc = loc;
+    return t;
+  }
+
+private:
+  FusionBuilder &fb_;
+  const DTensorCase &c_;
+};
+
+void locateLastExpr(FusionBuilder &fb, const SourceLoc &loc) {
+  fb.fusion().exprs.back().loc = loc;
+}
+
+/// A local copy `out = in`: a LoadStore, which the checker judges as any
+/// copy but nvFuser would not lower to a collective, so no nvFuser verdict
+/// (about a compiler that is not involved) is attached to DTensor's edges.
+void copy(FusionBuilder &fb, TensorNum in, TensorNum out, const SourceLoc &loc) {
+  fb.expr(OpKind::LoadStore, "Set", {in}, out);
+  locateLastExpr(fb, loc);
+}
+
+/// `out = reduction(in)` over the partial axes `out` reduces, or a copy.
+void transitionExpr(FusionBuilder &fb, TensorNum in, TensorNum out, const Layout &from,
+                    const Layout &to, const SourceLoc &loc) {
+  if (to.reduced.empty())
+    return copy(fb, in, out, loc);
+  auto [op, init] = reductionOf(from.partial.at(*to.reduced.begin()));
+  fb.expr(OpKind::Reduction, "reduction", {in}, out, {},
+          {{"op", op}, {"initial value", init}, {"allreduce", "false"}});
+  locateLastExpr(fb, loc);
+}
+
+/// Replicate or Shard -> Partial: DTensor rewrites values, no data moves.
+[[noreturn]] void rejectNewPartial(const Placement &to, int64_t k) {
+  unmapped(to.spelling + " on mesh dim " + std::to_string(k) +
+               " from a placement that is not partial: DTensor rewrites the local values "
+               "(no data moves) and the IR has no op that does",
+           to.loc);
+}
+
+[[noreturn]] void rejectReduceOpChange(const Placement &to, int64_t k, const std::string &was) {
+  unmapped("a change of reduce op on mesh dim " + std::to_string(k) + " (" + was + " to " +
+               to.reduceOp + ") is not a redistribute",
+           to.loc);
+}
+
+/// The layout a tensor has after `to`'s partial axes that `from` has and
+/// `to` does not are reduced. Rejects new or changed partials.
+Layout afterReduction(const Layout &from, Layout to, const Placements &toPs) {
+  for (const auto &[k, op] : to.partial) {
+    auto it = from.partial.find(k);
+    if (it == from.partial.end())
+      rejectNewPartial(toPs.perMeshDim[k], k);
+    if (it->second != op)
+      rejectReduceOpChange(toPs.perMeshDim[k], k, it->second);
+  }
+  std::set<std::string> ops;
+  for (const auto &[k, op] : from.partial)
+    if (!to.partial.count(k)) {
+      to.reduced.insert(k);
+      ops.insert(op);
+    }
+  if (ops.size() > 1)
+    unmapped("partial mesh dims with different reduce ops reduced at once: no one reduction "
+             "expresses it",
+             toPs.loc);
+  return to;
+}
+
+Fusion transitionFusion(const DTensorCase &c) {
+  FusionBuilder fb;
+  fb.fusion().kind = BlockKind::Kernel;
+  fb.fusion().loc = c.loc;
+  Layout from = layoutOf(c, c.source);
+  Layout to = afterReduction(from, layoutOf(c, c.target), c.target);
+  TensorMaker make(fb, c);
+  TensorNum in = make.make(from, c.source.loc);
+  TensorNum out = make.make(to, c.target.loc);
+  transitionExpr(fb, in, out, from, to, c.target.loc);
+  return fb.take();
+}
+
+} // namespace
+
+// --- DTensor's steps. ---
+
+namespace {
+
+/// The devices of mesh dim k's group through `device`, in coordinate order.
+std::vector<int64_t> groupAlong(const DeviceMesh &mesh, int64_t k, int64_t device) {
+  std::vector<int64_t> coords = mesh.coordinates(device);
+  std::vector<int64_t> group;
+  for (int64_t i = 0; i < mesh.shape()[k]; ++i) {
+    coords[k] = i;
+    group.push_back(mesh.deviceAt(coords));
+  }
+  return group;
+}
+
+/// The team of `coll`: the group of the mesh's first device. Every rank's
+/// group must be its row along one mesh dim (the one the team spans), so
+/// the team stands for every parallel group; that mesh dim need not be the
+/// step's: a collective over the wrong groups is then refuted by the
+/// checker, with the element it misplaces.
+std::vector<int64_t> teamOf(const DTensorCase &c, const IssuedCollective &coll) {
+  int64_t first = c.mesh.devices().front();
+  auto it = std::find_if(coll.ranks.begin(), coll.ranks.end(),
+                         [&](const RankCall &r) { return r.rank == first; });
+  if (it == coll.ranks.end())
+    throwInputError("dtensor-schema",
+                    "the " + coll.kind + " lists no call of device " + std::to_string(first) +
+                        ", the mesh's first",
+                    coll.loc);
+  std::optional<int64_t> axis;
+  for (int64_t k = 0; k < c.mesh.rank(); ++k)
+    if (it->group == groupAlong(c.mesh, k, first))
+      axis = k;
+  for (const RankCall &r : coll.ranks)
+    if (!c.mesh.contains(r.rank) || !axis || r.group != groupAlong(c.mesh, *axis, r.rank))
+      unmapped("the " + coll.kind + " of rank " + std::to_string(r.rank) +
+                   " runs over a group that is not its row along one mesh dim shared by every "
+                   "rank: not modelled",
+               coll.loc);
+  if (coll.ranks.size() != static_cast<size_t>(c.mesh.size()))
+    unmapped("the " + coll.kind + " lists " + std::to_string(coll.ranks.size()) +
+                 " ranks' calls; the mesh has " + std::to_string(c.mesh.size()) + " devices",
+             coll.loc);
+  return it->group;
+}
+
+/// The IR collective of a DTensor collective kind the mapping models.
+std::optional<CollectiveType> collectiveOf(const std::string &kind) {
+  static const std::map<std::string, CollectiveType> kinds = {
+      {"all_gather", CollectiveType::Allgather},
+      {"reduce_scatter", CollectiveType::ReduceScatter},
+      {"all_reduce", CollectiveType::Allreduce},
+      {"all_to_all", CollectiveType::AllToAll}};
+  auto it = kinds.find(kind);
+  return it == kinds.end() ? std::nullopt : std::optional(it->second);
+}
+
+/// Whether the split of tensor dim d by mesh dim k divides in `l` (the
+/// extent at k's level, all outer levels dividing by requireFaithfulNesting).
+bool evenAt(const DTensorCase &c, const Layout &l, int64_t d, int64_t k) {
+  int64_t extent = c.shape[d];
+  auto it = l.order.find(d);
+  if (it == l.order.end())
+    return true;
+  for (int64_t m : it->second) {
+    if (m == k)
+      return extent % c.mesh.shape()[k] == 0;
+    extent /= c.mesh.shape()[m];
+  }
+  return true;
+}
+
+bool innermostOf(const Layout &l, int64_t d, int64_t k) {
+  auto it = l.order.find(d);
+  return it != l.order.end() && !it->second.empty() && it->second.back() == k;
+}
+
+/// `l` with mesh dim k's shard of dim d removed.
+Layout withoutShard(Layout l, int64_t d, int64_t k) {
+  auto &dims = l.order[d];
+  dims.erase(std::remove(dims.begin(), dims.end(), k), dims.end());
+  if (dims.empty())
+    l.order.erase(d);
+  return l;
+}
+
+/// The element count of `l`'s buffer on `device` (torch.chunk's sizes at
+/// every level: the outer levels divide, requireFaithfulNesting says so).
+int64_t localCount(const DTensorCase &c, const Layout &l, int64_t device) {
+  std::vector<int64_t> coords = c.mesh.coordinates(device);
+  int64_t count = 1;
+  for (size_t d = 0; d < c.shape.size(); ++d) {
+    int64_t extent = c.shape[d];
+    auto it = l.order.find(static_cast<int64_t>(d));
+    if (it != l.order.end())
+      for (int64_t k : it->second) {
+        int64_t n = c.mesh.shape()[k], chunk = (extent + n - 1) / n;
+        extent = std::clamp<int64_t>(extent - coords[k] * chunk, 0, chunk);
+      }
+    count *= extent;
+  }
+  return count;
+}
+
+/// A recorded shape's element count; -1 when it overflows (it then matches
+/// no mapped buffer).
+int64_t elementsOf(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    if (__builtin_mul_overflow(n, s, &n))
+      return -1;
+  return n;
+}
+
+std::string countText(int64_t n) {
+  return n < 0 ? "more than 2^63" : std::to_string(n);
+}
+
+/// Refuses a recorded collective whose buffers are not those of the mapping
+/// (`in` and `out` element counts per rank): its verdict would be about
+/// buffers DTensor did not use.
+void requireRecordedCounts(const DTensorCase &c, const IssuedCollective &coll,
+                           const std::function<std::pair<int64_t, int64_t>(int64_t)> &counts) {
+  for (const RankCall &r : coll.ranks) {
+    auto [in, out] = counts(r.rank);
+    if (elementsOf(r.inputShape) != in || elementsOf(r.outputShape) != out)
+      unmapped("the " + coll.kind + " of rank " + std::to_string(r.rank) + " moved " +
+                   countText(elementsOf(r.inputShape)) + " elements in and " +
+                   countText(elementsOf(r.outputShape)) + " out, but the mapped buffers hold " +
+                   std::to_string(in) + " and " + std::to_string(out) +
+                   ": the mapping does not model what DTensor did",
+               coll.loc);
+  }
+}
+
+/// Builds DTensor's sequence, one step at a time.
+class StepChain {
+public:
+  explicit StepChain(const DTensorCase &c) : c_(c), make_(fb_, c) {
+    fb_.fusion().kind = BlockKind::HostIr;
+    fb_.fusion().loc = c.issued->loc;
+  }
+
+  Fusion build() {
+    Layout layout = layoutOf(c_, c_.source);
+    std::vector<Placement> current = c_.source.perMeshDim;
+    TensorNum t = make_.make(layout, c_.source.loc);
+    for (const IssuedStep &s : c_.issued->steps) {
+      ++stepNumber_;
+      Layout next = stepLayout(layout, current, s);
+      t = step(s, t, layout, next);
+      next.reduced.clear();
+      current[s.meshDim] = s.to;
+      layout = next;
+    }
+    // DTensor's steps must end in the target's sharding: the data the last
+    // step leaves is what the target's placements declare, else this edge
+    // needs communication and says so.
+    Layout target = afterReduction(layout, layoutOf(c_, c_.target), c_.target);
+    if (target.order != layout.order || target.partial != layout.partial ||
+        !target.reduced.empty()) {
+      TensorNum end = make_.make(target, c_.target.loc);
+      transitionExpr(fb_, t, end, layout, target, c_.target.loc);
+    }
+    return fb_.take();
+  }
+
+private:
+  Layout stepLayout(const Layout &from, const std::vector<Placement> &current,
+                    const IssuedStep &s) const;
+  TensorNum step(const IssuedStep &s, TensorNum in, const Layout &from, const Layout &to);
+  std::optional<TensorNum> collectiveStep(const IssuedStep &s, const IssuedCollective &coll,
+                                          TensorNum in, const Layout &from, const Layout &to);
+  TensorNum communication(CollectiveType type, TensorNum in, const Layout &out,
+                          const IssuedCollective &coll);
+  TensorNum localSet(TensorNum in, const Layout &out, const SourceLoc &loc) {
+    TensorNum t = make_.make(out, loc);
+    copy(fb_, in, t, loc);
+    return t;
+  }
+
+  const DTensorCase &c_;
+  FusionBuilder fb_;
+  TensorMaker make_;
+  int stepNumber_ = -1; ///< The step being built, from 0.
+};
+
+/// The sharding after step `s`, as DTensor's local ops leave the data: a
+/// shard the step removes leaves its dim's chain, a shard it adds nests
+/// innermost (DTensor chunks the local tensor), a partial it reduces is
+/// reduced. The step's `from` must be the current placement (its split
+/// factor aside: DTensor 2.11 reports a _StridedShard as the Shard it is in
+/// its shard order).
+Layout StepChain::stepLayout(const Layout &from, const std::vector<Placement> &current,
+                             const IssuedStep &s) const {
+  int64_t k = s.meshDim;
+  if (k < 0 || k >= c_.mesh.rank())
+    throwInputError("dtensor-schema", "mesh dim " + std::to_string(k) + " out of range", s.loc);
+  const Placement &was = current[k];
+  if (was.kind != s.from.kind || (was.isShard() && was.dim != s.from.dim) ||
+      (was.isPartial() && was.reduceOp != s.from.reduceOp))
+    unmapped("step " + std::to_string(stepNumber_) + " starts mesh dim " + std::to_string(k) +
+                 " from " + s.from.spelling + ", but the steps before leave it " + was.spelling,
+             s.from.loc);
+  Layout next = from;
+  next.reduced.clear();
+  next.rankMajor.reset();
+  if (was.isShard())
+    next = withoutShard(next, was.dim, k);
+  if (s.to.isShard()) {
+    if (s.to.dim < 0 || s.to.dim >= static_cast<int64_t>(c_.shape.size()))
+      unmapped(s.to.spelling + ": the tensor has " + std::to_string(c_.shape.size()) + " dims",
+               s.to.loc);
+    next.order[s.to.dim].push_back(k);
+  }
+  if (s.to.isPartial() && !was.isPartial())
+    rejectNewPartial(s.to, k);
+  if (s.to.isPartial() && s.to.reduceOp != was.reduceOp)
+    rejectReduceOpChange(s.to, k, was.reduceOp);
+  if (was.isPartial() && !s.to.isPartial()) {
+    next.partial.erase(k);
+    next.reduced.insert(k);
+  }
+  requireFaithfulNesting(c_, next, [&](int64_t) { return s.loc; });
+  return next;
+}
+
+TensorNum StepChain::communication(CollectiveType type, TensorNum in, const Layout &out,
+                                   const IssuedCollective &coll) {
+  TensorNum t = make_.make(out, coll.loc);
+  fb_.expr(OpKind::Communication, collectiveTypeName(type), {in}, t);
+  Expr &e = fb_.fusion().exprs.back();
+  e.loc = coll.loc;
+  CommunicationInfo info;
+  // Named by DTensor's step, so a verdict says which step it is about.
+  info.number = stepNumber_;
+  info.type = type;
+  info.team = teamOf(c_, coll);
+  info.backend = "DTensor"; // flat-buffer collectives: no nvFuser buffer rules
+
+  e.communication = info;
+  return t;
+}
+
+/// The collective DTensor issued for one step, between packed temporaries;
+/// nullopt when this mapping cannot express it (the step is then a plain
+/// edge).
+std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
+                                                   const IssuedCollective &coll, TensorNum in,
+                                                   const Layout &from, const Layout &to) {
+  int64_t k = s.meshDim, n = c_.mesh.shape()[k];
+  auto type = collectiveOf(coll.kind);
+  if (!type)
+    return std::nullopt;
+  if (*type == CollectiveType::Allgather && s.from.isShard()) {
+    int64_t d = s.from.dim;
+    if (!innermostOf(from, d, k) || !evenAt(c_, from, d, k))
+      return std::nullopt;
+    Layout gathered = withoutShard(from, d, k);
+    gathered.rankMajor = {d, n};
+    requireRecordedCounts(c_, coll, [&](int64_t r) {
+      int64_t local = localCount(c_, from, r);
+      return std::pair{local, n * local};
+    });
+    return communication(*type, in, gathered, coll);
+  }
+  if (*type == CollectiveType::Allreduce && s.from.isPartial() && coll.reduceOp != "max" &&
+      coll.reduceOp != "min" && s.from.reduceOp == "sum" && !s.to.isShard()) {
+    requireRecordedCounts(c_, coll, [&](int64_t r) {
+      return std::pair{localCount(c_, from, r), localCount(c_, to, r)};
+    });
+    return communication(*type, in, to, coll);
+  }
+  if (*type == CollectiveType::ReduceScatter && s.from.isPartial() && s.to.isShard() &&
+      s.from.reduceOp == "sum" && innermostOf(to, s.to.dim, k) && evenAt(c_, to, s.to.dim, k)) {
+    Layout packed = withoutShard(from, s.to.dim, k);
+    packed.order = withoutShard(to, s.to.dim, k).order;
+    packed.rankMajor = {s.to.dim, n};
+    requireRecordedCounts(c_, coll, [&](int64_t r) {
+      int64_t local = localCount(c_, to, r);
+      return std::pair{n * local, local};
+    });
+    TensorNum pre = localSet(in, packed, coll.loc);
+    return communication(*type, pre, to, coll);
+  }
+  if (*type == CollectiveType::AllToAll && s.from.isShard() && s.to.isShard()) {
+    int64_t a = s.from.dim, b = s.to.dim;
+    if (!innermostOf(from, a, k) || !innermostOf(to, b, k) || !evenAt(c_, from, a, k) ||
+        !evenAt(c_, to, b, k))
+      return std::nullopt;
+    Layout packedIn = from;
+    packedIn.rankMajor = {b, n};
+    Layout packedOut = to;
+    packedOut.rankMajor = {a, n};
+    requireRecordedCounts(c_, coll, [&](int64_t r) {
+      return std::pair{localCount(c_, from, r), localCount(c_, to, r)};
+    });
+    TensorNum pre = localSet(in, packedIn, coll.loc);
+    return communication(*type, pre, packedOut, coll);
+  }
+  return std::nullopt;
+}
+
+TensorNum StepChain::step(const IssuedStep &s, TensorNum in, const Layout &from, const Layout &to) {
+  if (s.collectives.size() == 1) {
+    const IssuedCollective &coll = c_.issued->collectives[s.collectives[0]];
+    if (auto out = collectiveStep(s, coll, in, from, to)) {
+      // DTensor's local rearrangement into the step's placement (a chunk of
+      // a gathered dim, the unpacking of rank-major chunks).
+      return localSet(*out, Layout{to.order, to.partial, {}, {}}, s.loc);
+    }
+  }
+  // A local step, or a collective this mapping does not express: the step
+  // as a plain edge.
+  TensorNum t = make_.make(to, s.loc);
+  transitionExpr(fb_, in, t, from, to, s.loc);
+  return t;
+}
+
+} // namespace
+
+Document dtensorToDocument(const DTensorCase &c) {
+  Document doc;
+  doc.file = c.file;
+  doc.fusions.push_back(transitionFusion(c));
+  if (c.issued && !c.issued->steps.empty())
+    doc.fusions.push_back(StepChain(c).build());
+  return doc;
+}
+
+namespace {
+
+/// Bytes one rank moves for one collective (nccl-tests' bus factors).
+double busBytes(const IssuedCollective &coll, const RankCall &r, int elementSize) {
+  double in = elementSize;
+  for (int64_t s : r.inputShape)
+    in *= static_cast<double>(s);
+  double n = static_cast<double>(r.group.size());
+  if (n <= 1)
+    return 0;
+  if (coll.kind == "all_gather")
+    return in * (n - 1);
+  if (coll.kind == "all_reduce")
+    return 2 * in * (n - 1) / n;
+  if (coll.kind == "broadcast")
+    return in;
+  return in * (n - 1) / n; // reduce_scatter, all_to_all
+}
+
+} // namespace
+
+std::string issuedBytesReport(const DTensorCase &c) {
+  if (!c.issued || c.issued->collectives.empty())
+    return "";
+  int size = dataTypeSize(dataTypeOf(c.dtype));
+  std::ostringstream os;
+  std::map<int64_t, double> total;
+  for (size_t i = 0; i < c.issued->collectives.size(); ++i) {
+    const IssuedCollective &coll = c.issued->collectives[i];
+    double most = 0;
+    for (const RankCall &r : coll.ranks) {
+      double b = busBytes(coll, r, size);
+      total[r.rank] += b;
+      most = std::max(most, b);
+    }
+    os << "DTensor collective " << i << ": " << coll.kind << " over "
+       << (coll.ranks.empty() ? 0 : coll.ranks.front().group.size()) << " ranks, "
+       << static_cast<int64_t>(most) << " bytes per rank (most)\n";
+  }
+  double most = 0;
+  for (const auto &[_, b] : total)
+    most = std::max(most, b);
+  os << "DTensor's sequence: " << c.issued->collectives.size() << " collectives, "
+     << static_cast<int64_t>(most) << " bytes per rank (most)\n";
+  return os.str();
+}
+
+} // namespace shardcheck::dtensor

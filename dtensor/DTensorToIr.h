@@ -1,0 +1,59 @@
+// Maps a DTensor redistribute (DTensorCase) to shardcheck's IR, so that the
+// existing checker judges it (docs/dtensor.md, "Mapping to the IR").
+//
+// The Document has one or two fusions:
+//   [0] the transition: T0 (source placements) -> T1 (target placements),
+//       a copy (`LoadStore`, which nvFuser would not lower, so no nvFuser
+//       verdict is attached), or a `reduction` when partial mesh dims are
+//       reduced;
+//   [1] DTensor's own steps (when the document records them), a host IR
+//       program: each step that issued a collective is a `Communication`
+//       (DTensor's kind, and the group of the mesh's first device as its
+//       team, standing for every parallel group), between temporaries laid
+//       out the way DTensor packs its flat buffers (rank-major), followed by
+//       a local copy into the step's placement; a local step is a copy.
+//       Recorded buffer sizes must be the mapped buffers' (else rejected).
+// Expressions and tensors are located at the JSON values they come from
+// (the step, the collective, the placements), so a verdict or
+// counterexample names the step.
+//
+// Placement -> IR: mesh dim k is the DID of mesh axis k (DIDx the last);
+// Shard(d) on mesh dims k1..km (outermost first, DTensor's shard order) is a
+// chain of outer splits of logical axis d, the outer part of split j on the
+// DID of kj; Replicate() is no DID; Partial(op) on mesh dim k is an extra
+// logical axis of extent |k| on the DID of k that a reduction (op add, max,
+// min) removes.
+//
+// Rejected with a located InputError (`dtensor-unmapped`), never guessed:
+// Partial(avg) (the IR's reductions are sum, max, min, prod), a change of
+// reduce op, Replicate/Shard -> Partial (DTensor rewrites values locally;
+// no data moves and the IR has no op for it), nested shards whose outer
+// levels do not divide (DTensor chunks each level by its local size, nvFuser
+// splits by the global ceiling), a `_StridedShard` whose split factor is not
+// the product of the mesh dims nested outside it, meshes of more than 3
+// dims, a shard dim outside the tensor. A DTensor step that this mapping
+// cannot express as a collective on the IR's buffers (a padded collective on
+// uneven sizes, a reduction other than sum, a gather of a shard that is not
+// the innermost) becomes a plain edge: the checker then judges the step's
+// data movement but gives no verdict on DTensor's collective.
+//
+// This file does not check anything and does not read JSON.
+#pragma once
+
+#include "dtensor/DTensorCase.h"
+#include "ir/Fusion.h"
+
+#include <string>
+
+namespace shardcheck::dtensor {
+
+/// The Document check-sharding checks for a DTensor document.
+Document dtensorToDocument(const DTensorCase &c);
+
+/// Bytes per rank of DTensor's recorded collectives (nccl-tests' bus
+/// factors: Allgather (n-1) * in, ReduceScatter and AllToAll (n-1)/n * in,
+/// Allreduce 2(n-1)/n * in, Broadcast in), one line per collective and a
+/// total, for the report; empty when nothing was recorded.
+std::string issuedBytesReport(const DTensorCase &c);
+
+} // namespace shardcheck::dtensor
