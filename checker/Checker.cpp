@@ -31,6 +31,13 @@ bool producerFullyHeld(const Fusion &f, const FusionEdge &edge,
                      [&](int64_t d) { return p.mesh->contains(d); });
 }
 
+/// A Set.Permute: each consumer element copies one producer element, so
+/// even when its permutation is unknown (no root domain printed) every
+/// element it needs is a producer element.
+bool isPlainCopy(const Expr &e) {
+  return e.kind == OpKind::Permute && e.inputs.size() == 1;
+}
+
 std::string compilerSource(const Expr &e) {
   if (e.communication)
     return "host IR Communication " + std::to_string(e.communication->number);
@@ -307,9 +314,10 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
 
   Outcome local = ec.checkLocal();
   // Every consumer device holds all of the producer: whatever the layouts,
-  // nothing moves. Only for ops whose element map is modelled: a proof never
-  // rests on an op the reference cannot evaluate.
-  if (local.kind == Outcome::Kind::Unsupported && !edge.map.unsupported &&
+  // nothing moves. Only for ops whose element map is modelled, or a permute
+  // whose permutation alone is unknown (printed without its root domain): a proof never rests on an
+  // op the reference cannot evaluate, and the plan builder refuses to compute an op without a map.
+  if (local.kind == Outcome::Kind::Unsupported && (!edge.map.unsupported || isPlainCopy(expr)) &&
       producerFullyHeld(fusion, edge, universe))
     local = Outcome::proved();
 

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -130,6 +131,20 @@ TEST(ReaderCut, FindingsInAPartialPasteExitOne) {
   nlohmann::json doc = checkJson("cut_refuted.txt", text, status);
   EXPECT_EQ(status, 1);
   EXPECT_EQ(doc["files"][0]["partial"], true);
+}
+
+TEST(ReaderCut, EmitPlanOnAPartialPasteIsRefused) {
+  std::string path = testing::tempFile("reader_wild", "cut_plan.txt",
+                                       "%kernel {\n" + kSet + "T2_g_float[iS2{8}]\n   = Set(");
+  std::string plan = path + ".plan.json";
+  std::filesystem::remove(plan);
+  testing::ToolRun run = testing::checkShardingTool({"--emit-plan", plan, path});
+  EXPECT_EQ(run.status, 4); // Distinct from 3: the plan asked for is not written.
+  EXPECT_FALSE(std::filesystem::exists(plan));
+  EXPECT_NE(run.out.find("--emit-plan refused: the input ends early"), std::string::npos)
+      << run.out;
+  // The same paste without --emit-plan is checked as partial (exit 3).
+  EXPECT_EQ(testing::checkShardingTool({path}).status, 3);
 }
 
 TEST(ReaderCut, EveryCutOfRealPrintsReadsOrFailsLocated) {

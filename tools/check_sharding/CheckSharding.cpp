@@ -372,6 +372,21 @@ void addUnreadable(Diagnostic why, CheckedFile &c) {
   c.output.unreadable = true;
 }
 
+/// --emit-plan on a truncated input: a plan of the complete statements would
+/// present a partial analysis as the fusion's plan, so none is written; the
+/// fusion to plan says why, and the run exits kPlanRefusedStatus.
+void refusePlan(const Diagnostic &truncated, size_t planFusion, DocumentReport &report) {
+  for (FusionReport &fr : report.fusions) {
+    fr.plan.reset();
+    fr.noPlan.reset();
+    if (fr.index == planFusion)
+      fr.noPlan = PlanError("--emit-plan refused: the input ends early (" + truncated.loc.str() +
+                                "), so the analysis is partial and a plan of it would leave out "
+                                "what the dump would have said from there on",
+                            truncated.loc);
+  }
+}
+
 CheckedFile checkFile(const Input &input, const Options &o, DocumentChecker &checker) {
   CheckedFile c;
   c.output.file = input.name;
@@ -402,6 +417,8 @@ CheckedFile checkFile(const Input &input, const Options &o, DocumentChecker &che
   if (report.truncated) {
     c.output.partial = true;
     c.output.addFinding(*report.truncated, 3, std::nullopt);
+    if (!o.emitPlan.empty())
+      refusePlan(*report.truncated, o.planFusion.value_or(0), report);
   }
   for (const FusionReport &fr : report.fusions)
     addFusion(o, doc.fusions[fr.index], fr, c);
@@ -521,6 +538,8 @@ int run(const Options &o, std::ostream &out, std::ostream &err, bool errIsTermin
     if (run.status != 2)
       run.status = run.baseline->status();
   }
+  if (!o.emitPlan.empty() && run.summary.partialFiles && run.status != 2)
+    run.status = checksharding::kPlanRefusedStatus;
   if (!o.writeBaseline.empty() &&
       !writeFile(o.writeBaseline,
                  checksharding::baselineText(checksharding::baselineEntries(run.files))))
