@@ -112,9 +112,9 @@ Outcome LoopChecker::checkView(const SliceView &view) {
   if (r.answer == smt::Answer::Unknown)
     return Outcome::unknown("loop-view-slice: " + r.reason);
   Counterexample c = counterexample(r.model, "");
-  c.message = iteration(r.model) + ": " + v.name() + indexStr(c.consumerIndex) + " is " +
-              b.name() + indexStr(c.producerIndex) + " (the slice " + v.name() + " of " +
-              b.name() + " at index " + std::to_string(r.model.at("it")) + "), but device " +
+  c.message = iteration(r.model) + ": " + v.name() + indexStr(c.consumerIndex) + " is " + b.name() +
+              indexStr(c.producerIndex) + " (the slice " + v.name() + " of " + b.name() +
+              " at index " + std::to_string(r.model.at("it")) + "), but device " +
               std::to_string(c.device) + " holds only one of them: " + v.name() +
               " is not sharded as its part of " + b.name();
   return Outcome::refuted(std::move(c));
@@ -124,8 +124,8 @@ Outcome LoopChecker::checkReadsInRange() {
   const SliceView &in = loop_.input;
   smt::Int s = ctx_.intVar("it");
   smt::Int extent = enc_.extent(in.axis);
-  smt::QueryResult r = solve("loop-reads-in-range",
-                             {constraints(), inLoop(s), !(0 <= s && s < extent)}, {"it"});
+  smt::QueryResult r =
+      solve("loop-reads-in-range", {constraints(), inLoop(s), !(0 <= s && s < extent)}, {"it"});
   if (r.answer == smt::Answer::Unsat)
     return Outcome::proved();
   if (r.answer == smt::Answer::Unknown)
@@ -145,8 +145,8 @@ Outcome LoopChecker::checkCoversOutput() {
   smt::Int s = ctx_.intVar("it");
   smt::Int extent = enc_.extent(out.axis);
   smt::Bool inAxis = 0 <= s && s < extent;
-  smt::QueryResult r = solve("loop-covers-output", {constraints(), differ(inLoop(s), inAxis)},
-                             {"it"});
+  smt::QueryResult r =
+      solve("loop-covers-output", {constraints(), differ(inLoop(s), inAxis)}, {"it"});
   if (r.answer == smt::Answer::Unsat)
     return Outcome::proved();
   if (r.answer == smt::Answer::Unknown)
@@ -169,8 +169,7 @@ Outcome LoopChecker::checkCoversOutput() {
 }
 
 Outcome LoopChecker::checkConstraints() {
-  smt::QueryResult r = solve("loop-constraints-satisfiable",
-                             {constraints()}, {});
+  smt::QueryResult r = solve("loop-constraints-satisfiable", {constraints()}, {});
   if (r.answer == smt::Answer::Unsat)
     return Outcome::unsupported("no sizes satisfy the constraints of the loop's slices");
   if (r.answer == smt::Answer::Unknown)

@@ -26,8 +26,9 @@ std::vector<std::string> words(const std::string &s) {
 
 bool isIdentifier(const std::string &s) {
   return !s.empty() && (std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_') &&
-         std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+         std::all_of(s.begin(), s.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+         });
 }
 
 /// `3` or `i0` as an extent; nullopt for anything else.
@@ -128,8 +129,7 @@ bool isInHostLoop(const Expr &expr) {
   return !expr.attr(kHostLoopAttr).empty();
 }
 
-std::variant<LoopedCommunication, std::string> loopedCommunication(const Fusion &f,
-                                                                   const Expr &e) {
+std::variant<LoopedCommunication, std::string> loopedCommunication(const Fusion &f, const Expr &e) {
   if (e.kind != OpKind::Communication || !isInHostLoop(e))
     return std::string("it is not a Communication posted in a host loop");
   if (std::string branch = e.attr(kHostBranchAttr); !branch.empty())
@@ -145,13 +145,14 @@ std::variant<LoopedCommunication, std::string> loopedCommunication(const Fusion 
     return "its input " + f.tensor(in).name() + " is not a HirAliasSelect of a tensor in the loop";
   auto outBase = outputViewBase(e);
   if (!outBase || !f.hasTensor(*outBase))
-    return "its output " + f.tensor(out).name() + " is not a HirAliasSelect of a tensor in the loop";
-  auto input = sliceOf(f, in, read->tensorInputs()[0], read->attr("axis"), read->attr("index"),
-                       lc.loop);
+    return "its output " + f.tensor(out).name() +
+           " is not a HirAliasSelect of a tensor in the loop";
+  auto input =
+      sliceOf(f, in, read->tensorInputs()[0], read->attr("axis"), read->attr("index"), lc.loop);
   if (auto *why = std::get_if<std::string>(&input))
     return *why;
-  auto output = sliceOf(f, out, *outBase, e.attr(kOutputViewAxisAttr),
-                        e.attr(kOutputViewIndexAttr), lc.loop);
+  auto output =
+      sliceOf(f, out, *outBase, e.attr(kOutputViewAxisAttr), e.attr(kOutputViewIndexAttr), lc.loop);
   if (auto *why = std::get_if<std::string>(&output))
     return *why;
   lc.input = std::get<SliceView>(input);

@@ -76,7 +76,6 @@ bool isInHostLoop(const Expr &expr);
 
 /// The loop model of a Communication of `f` posted in a host loop, or the
 /// reason (a sentence) it does not fit the model.
-std::variant<LoopedCommunication, std::string> loopedCommunication(const Fusion &f,
-                                                                   const Expr &e);
+std::variant<LoopedCommunication, std::string> loopedCommunication(const Fusion &f, const Expr &e);
 
 } // namespace shardcheck

@@ -17,6 +17,7 @@
 #include "checker/bruteforce/BruteForce.h"
 #include "checker/bruteforce/LoopSlices.h"
 #include "checker/bruteforce/RandomEdges.h"
+#include "checker/bruteforce/RandomLoops.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
 
@@ -300,6 +301,37 @@ void crossCheckLoops(const Fusion &f, const std::string &what, Tally &t) {
         break; // A refutation is checked at its own bindings once.
     }
   }
+}
+
+TEST(RandomLoopCrossCheck, LoopClaimsAgreeWithBruteForce) {
+  int n = std::getenv("SHARDCHECK_QUICK") ? 80 : 600;
+  Tally t;
+  int refuted = 0;
+  for (int i = 0; i < n; ++i) {
+    bruteforce::RandomLoopCase c = bruteforce::randomLoop(0x100b0000u + static_cast<uint64_t>(i));
+    Document doc = readDocument(c.text, "random_loop.txt");
+    ASSERT_EQ(doc.fusions.size(), 1u) << c.text;
+    const Fusion &f = doc.fusions[0];
+    const Expr &comm = f.exprs.back();
+    auto model = loopedCommunication(f, comm);
+    ASSERT_TRUE(std::holds_alternative<LoopedCommunication>(model))
+        << std::get<std::string>(model) << "\n"
+        << c.text;
+    const auto &lc = std::get<LoopedCommunication>(model);
+    smt::SolverOptions so;
+    smt::Context ctx(so, nullptr, nullptr);
+    Outcome smt = LoopChecker(f, lc, ctx, universeOf(f)).check();
+    refuted += smt.kind == Outcome::Kind::Refuted;
+    compare(
+        smt, c.bindings,
+        [&](const Bindings &b) { return bruteforce::bruteLoopedCommunication(f, lc, b); },
+        c.description, t);
+  }
+  EXPECT_EQ(t.disagreements, 0);
+  EXPECT_GT(t.compared, n * 6 / 10) << "inconclusive: " << t.inconclusive;
+  EXPECT_GT(refuted, n / 10) << "the generator must draw wrong loops too";
+  std::cout << "random loops " << n << ": " << t.compared << " compared (" << refuted
+            << " refuted), " << t.inconclusive << " inconclusive\n";
 }
 
 TEST(CorpusCrossCheck, LoopClaimsAgreeWithBruteForce) {

@@ -78,12 +78,12 @@ std::optional<BruteResult> LoopRun::sliceMismatch(const SliceView &view) const {
         int64_t element = *base.elementAt(x);
         if (v.holds(d, y) == base.holds(d, element))
           continue;
-        BruteResult r = failAt(b_, d,
-                               iteration(s) + ": device " + std::to_string(d) + " holds " +
-                                   (v.holds(d, y) ? v.elementStr(y) : base.elementStr(element)) +
-                                   " but not " +
-                                   (v.holds(d, y) ? base.elementStr(element) : v.elementStr(y)) +
-                                   ", the same element of the slice and of its base");
+        BruteResult r =
+            failAt(b_, d,
+                   iteration(s) + ": device " + std::to_string(d) + " holds " +
+                       (v.holds(d, y) ? v.elementStr(y) : base.elementStr(element)) + " but not " +
+                       (v.holds(d, y) ? base.elementStr(element) : v.elementStr(y)) +
+                       ", the same element of the slice and of its base");
         r.counterexample->consumerIndex = v.coordsOf(y);
         r.counterexample->producerIndex = x;
         return r;
