@@ -103,7 +103,9 @@ Outcome LoopChecker::checkView(const SliceView &view) {
     a.push_back(k == view.position ? x.baseVars[k] == s : x.baseVars[k] == y.baseVars[j++]);
   smt::Bool holdsSlice = enc_.holds(v, d, y), holdsBase = enc_.holds(b, d, x);
   a.push_back(differ(holdsSlice, holdsBase));
-  std::vector<std::string> vars{"it", "d"};
+  smt::Int heldFlag = ctx_.intVar("hs"); // which of the two d holds, for the message
+  a.push_back(heldFlag == ctx_.ite(holdsSlice, ctx_.intVal(1), ctx_.intVal(0)));
+  std::vector<std::string> vars{"it", "d", "hs"};
   vars.insert(vars.end(), y.baseNames.begin(), y.baseNames.end());
   vars.insert(vars.end(), x.baseNames.begin(), x.baseNames.end());
   smt::QueryResult r = solve("loop-view-slice", a, vars);
@@ -112,11 +114,14 @@ Outcome LoopChecker::checkView(const SliceView &view) {
   if (r.answer == smt::Answer::Unknown)
     return Outcome::unknown("loop-view-slice: " + r.reason);
   Counterexample c = counterexample(r.model, "");
-  c.message = iteration(r.model) + ": " + v.name() + indexStr(c.consumerIndex) + " is " + b.name() +
-              indexStr(c.producerIndex) + " (the slice " + v.name() + " of " + b.name() +
-              " at index " + std::to_string(r.model.at("it")) + "), but device " +
-              std::to_string(c.device) + " holds only one of them: " + v.name() +
-              " is not sharded as its part of " + b.name();
+  std::string slice = v.name() + indexStr(c.consumerIndex);
+  std::string whole = b.name() + indexStr(c.producerIndex);
+  bool sliceHeld = r.model.at("hs") == 1;
+  c.message = iteration(r.model) + ": " + slice + " is " + whole + " (" + v.name() +
+              " is the slice of " + b.name() + " at index " + std::to_string(r.model.at("it")) +
+              "), but device " + std::to_string(c.device) + " holds " +
+              (sliceHeld ? slice + " and not " + whole : whole + " and not " + slice) + ": " +
+              v.name() + " is not sharded as its part of " + b.name();
   return Outcome::refuted(std::move(c));
 }
 

@@ -110,9 +110,9 @@ bool isOutputViewAttr(const std::string &key) {
   return key == kOutputViewAttr || key == kOutputViewAxisAttr || key == kOutputViewIndexAttr;
 }
 
-std::optional<Expr> outputViewStatement(const Expr &communication) {
+std::optional<Expr> outputViewStatement(const Fusion &f, const Expr &communication) {
   auto base = outputViewBase(communication);
-  if (!base || communication.outputs.size() != 1)
+  if (!base || !f.hasTensor(*base) || communication.outputs.size() != 1)
     return std::nullopt;
   Expr view;
   view.kind = OpKind::Other;
@@ -139,7 +139,9 @@ std::variant<LoopedCommunication, std::string> loopedCommunication(const Fusion 
     return "the loop `" + e.attr(kHostLoopAttr) + "` is not modelled: " + *why;
   LoopedCommunication lc;
   lc.loop = std::get<HostLoop>(loop);
-  TensorNum in = *e.inputs.at(0).tensor, out = e.outputs.at(0);
+  if (e.inputs.size() != 1 || !e.inputs[0].tensor || e.outputs.size() != 1)
+    return std::string("it does not read one tensor into one tensor");
+  TensorNum in = *e.inputs[0].tensor, out = e.outputs[0];
   const Expr *read = f.producerExpr(in);
   if (!read || read->op != "HirAliasSelect" || read->tensorInputs().size() != 1)
     return "its input " + f.tensor(in).name() + " is not a HirAliasSelect of a tensor in the loop";

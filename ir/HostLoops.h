@@ -43,9 +43,10 @@ inline constexpr const char *kHostBranchAttr = "host_branch";
 std::optional<TensorNum> outputViewBase(const Expr &e);
 /// Whether `key` is one of the output-view attributes.
 bool isOutputViewAttr(const std::string &key);
-/// The write view statement a Communication's attributes record
-/// (`OUT = HirAliasSelect( BASE, axis = .., index = .. )`), if any.
-std::optional<Expr> outputViewStatement(const Expr &communication);
+/// The write view statement a Communication of `f` records in its
+/// attributes (`OUT = HirAliasSelect( BASE, axis = .., index = .. )`), if
+/// any and if BASE is a tensor of `f`.
+std::optional<Expr> outputViewStatement(const Fusion &f, const Expr &communication);
 
 /// A host loop `FOR var from lo to hi` / `FOR var in ID{extent}`: the
 /// iterations var = lo, ..., hi - 1.

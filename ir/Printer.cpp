@@ -401,7 +401,7 @@ std::string printExpr(const Fusion &f, const Expr &e) {
     return linearStatement(f, e);
   case OpKind::Communication:
     // The write view naming where it writes, as nvFuser prints it first.
-    if (auto view = outputViewStatement(e))
+    if (auto view = outputViewStatement(f, e))
       return printExpr(f, *view) + communicationLine(f, e);
     return communicationLine(f, e);
   case OpKind::Other:
