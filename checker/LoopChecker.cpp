@@ -61,21 +61,6 @@ smt::QueryResult LoopChecker::solve(const std::string &name, std::vector<smt::Bo
   return ctx_.check(name, assertions, vars);
 }
 
-Counterexample LoopChecker::counterexample(const smt::Model &m, std::string message) const {
-  Counterexample c;
-  for (const auto &[canonical, user] : enc_.symbolNames())
-    if (m.count(canonical))
-      c.bindings[user] = m.at(canonical);
-  if (m.count("d"))
-    c.device = m.at("d");
-  for (size_t i = 0; m.count("y" + std::to_string(i)); ++i)
-    c.consumerIndex.push_back(m.at("y" + std::to_string(i)));
-  for (size_t i = 0; m.count("x" + std::to_string(i)); ++i)
-    c.producerIndex.push_back(m.at("x" + std::to_string(i)));
-  c.message = std::move(message);
-  return c;
-}
-
 std::string LoopChecker::iteration(const smt::Model &m) const {
   return "iteration " + loop_.loop.var + " = " + std::to_string(m.at("it"));
 }
@@ -113,7 +98,7 @@ Outcome LoopChecker::checkView(const SliceView &view) {
     return Outcome::proved();
   if (r.answer == smt::Answer::Unknown)
     return Outcome::unknown("loop-view-slice: " + r.reason);
-  Counterexample c = counterexample(r.model, "");
+  Counterexample c = counterexampleOf(r.model, enc_, "");
   std::string slice = v.name() + indexStr(c.consumerIndex);
   std::string whole = b.name() + indexStr(c.producerIndex);
   bool sliceHeld = r.model.at("hs") == 1;
@@ -135,7 +120,7 @@ Outcome LoopChecker::checkReadsInRange() {
     return Outcome::proved();
   if (r.answer == smt::Answer::Unknown)
     return Outcome::unknown("loop-reads-in-range: " + r.reason);
-  Counterexample c = counterexample(r.model, "");
+  Counterexample c = counterexampleOf(r.model, enc_, "");
   const IterDomain &axis = fusion_.id(in.axis);
   c.message = iteration(r.model) + " reads index " + std::to_string(r.model.at("it")) + " of " +
               fusion_.tensor(in.base).name() + "'s axis " + axis.str() + ", whose extent is " +
@@ -156,7 +141,7 @@ Outcome LoopChecker::checkCoversOutput() {
     return Outcome::proved();
   if (r.answer == smt::Answer::Unknown)
     return Outcome::unknown("loop-covers-output: " + r.reason);
-  Counterexample c = counterexample(r.model, "");
+  Counterexample c = counterexampleOf(r.model, enc_, "");
   const IterDomain &axis = fusion_.id(out.axis);
   std::string index = std::to_string(r.model.at("it"));
   std::string base = fusion_.tensor(out.base).name();

@@ -61,7 +61,6 @@ private:
   smt::Bool sliceConstraints(const SliceView &view);
   smt::QueryResult solve(const std::string &name, std::vector<smt::Bool> assertions,
                          std::vector<std::string> vars);
-  Counterexample counterexample(const smt::Model &m, std::string message) const;
   /// `iteration v = s` from a model.
   std::string iteration(const smt::Model &m) const;
   /// A user-facing value of an extent under the model's bindings.

@@ -113,6 +113,8 @@ RandomLoopCase randomLoop(uint64_t seed) {
     std::string bound = stream;
     if (!symbolicStream && draw.percent(40))
       bound = std::to_string(std::stoll(stream) + draw.pick(std::vector<int64_t>{-1, 1}));
+    else if (symbolicStream && draw.percent(30)) // a constant trip count, a symbolic axis
+      bound = std::to_string(draw.between(1, 4));
     header = "FOR i18 from 0 to " + bound;
   }
   c.text = "%HostIrContainer { (" + P + ") -> (" + C + ") :\n  " + header + ":\n    " + R +

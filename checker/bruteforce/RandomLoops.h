@@ -9,8 +9,9 @@
 // to K:`. Drawn: 1..4 devices, 1..2 slice axes of constant or symbolic
 // extent, the stream axis anywhere in each base, shardings on a slice axis
 // or none; and, now and then, something wrong: a slice sharded unlike its
-// base, a base on another mesh, a loop bound off by one, a loop over the
-// input's stream axis whose extent differs from the output's.
+// base, a base on another mesh, a loop bound off by one (or constant where
+// the stream axis is symbolic), a loop over the input's stream axis whose
+// extent differs from the output's.
 //
 // The same seed gives the same sequence (util/RandomDraw.h). It does not
 // check anything and does not know which cases are right.
