@@ -21,6 +21,15 @@ std::string indexStr(const std::vector<int64_t> &index) {
   return s + "]";
 }
 
+/// Proved (unsat) or unknown, or nullopt for a model: a counterexample.
+std::optional<Outcome> provedOrUnknown(const smt::QueryResult &r, const std::string &query) {
+  if (r.answer == smt::Answer::Unsat)
+    return Outcome::proved();
+  if (r.answer == smt::Answer::Unknown)
+    return Outcome::unknown(query + ": " + r.reason);
+  return std::nullopt;
+}
+
 } // namespace
 
 LoopChecker::LoopChecker(const Fusion &fusion, const LoopedCommunication &loop, smt::Context &ctx,
@@ -94,10 +103,8 @@ Outcome LoopChecker::checkView(const SliceView &view) {
   vars.insert(vars.end(), y.baseNames.begin(), y.baseNames.end());
   vars.insert(vars.end(), x.baseNames.begin(), x.baseNames.end());
   smt::QueryResult r = solve("loop-view-slice", a, vars);
-  if (r.answer == smt::Answer::Unsat)
-    return Outcome::proved();
-  if (r.answer == smt::Answer::Unknown)
-    return Outcome::unknown("loop-view-slice: " + r.reason);
+  if (auto decided = provedOrUnknown(r, "loop-view-slice"))
+    return *decided;
   Counterexample c = counterexampleOf(r.model, enc_, "");
   std::string slice = v.name() + indexStr(c.consumerIndex);
   std::string whole = b.name() + indexStr(c.producerIndex);
@@ -116,10 +123,8 @@ Outcome LoopChecker::checkReadsInRange() {
   smt::Int extent = enc_.extent(in.axis);
   smt::QueryResult r =
       solve("loop-reads-in-range", {constraints(), inLoop(s), !(0 <= s && s < extent)}, {"it"});
-  if (r.answer == smt::Answer::Unsat)
-    return Outcome::proved();
-  if (r.answer == smt::Answer::Unknown)
-    return Outcome::unknown("loop-reads-in-range: " + r.reason);
+  if (auto decided = provedOrUnknown(r, "loop-reads-in-range"))
+    return *decided;
   Counterexample c = counterexampleOf(r.model, enc_, "");
   const IterDomain &axis = fusion_.id(in.axis);
   c.message = iteration(r.model) + " reads index " + std::to_string(r.model.at("it")) + " of " +
@@ -137,10 +142,8 @@ Outcome LoopChecker::checkCoversOutput() {
   smt::Bool inAxis = 0 <= s && s < extent;
   smt::QueryResult r =
       solve("loop-covers-output", {constraints(), differ(inLoop(s), inAxis)}, {"it"});
-  if (r.answer == smt::Answer::Unsat)
-    return Outcome::proved();
-  if (r.answer == smt::Answer::Unknown)
-    return Outcome::unknown("loop-covers-output: " + r.reason);
+  if (auto decided = provedOrUnknown(r, "loop-covers-output"))
+    return *decided;
   Counterexample c = counterexampleOf(r.model, enc_, "");
   const IterDomain &axis = fusion_.id(out.axis);
   std::string index = std::to_string(r.model.at("it"));
