@@ -4,6 +4,7 @@
 #include "checker/Decomposition.h"
 #include "checker/EdgeChecker.h"
 #include "checker/ExprChecker.h"
+#include "checker/LoopChecker.h"
 #include "checker/Selection.h"
 
 #include <algorithm>
@@ -29,6 +30,13 @@ bool producerFullyHeld(const Fusion &f, const FusionEdge &edge,
   const auto &needers = c.mesh ? c.mesh->devices() : universe;
   return std::all_of(needers.begin(), needers.end(),
                      [&](int64_t d) { return p.mesh->contains(d); });
+}
+
+/// A Set.Permute: each consumer element copies one producer element, so
+/// even when its permutation is unknown (no root domain printed) every
+/// element it needs is a producer element.
+bool isPlainCopy(const Expr &e) {
+  return e.kind == OpKind::Permute && e.inputs.size() == 1;
 }
 
 std::string compilerSource(const Expr &e) {
@@ -310,9 +318,10 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
 
   Outcome local = ec.checkLocal();
   // Every consumer device holds all of the producer: whatever the layouts,
-  // nothing moves. Only for ops whose element map is modelled: a proof never
-  // rests on an op the reference cannot evaluate.
-  if (local.kind == Outcome::Kind::Unsupported && !edge.map.unsupported &&
+  // nothing moves. Only for ops whose element map is modelled, or a permute
+  // whose permutation alone is unknown (printed without its root domain): a proof never rests on an
+  // op the reference cannot evaluate, and the plan builder refuses to compute an op without a map.
+  if (local.kind == Outcome::Kind::Unsupported && (!edge.map.unsupported || isPlainCopy(expr)) &&
       producerFullyHeld(fusion, edge, universe))
     local = Outcome::proved();
 
@@ -468,7 +477,75 @@ std::vector<EdgeVerdict> Checker::checkFusion(const Fusion &fusion, const Fusion
     verdicts[i].edge = i;
   demoteUnmodelledExpressions(fusion, graph, verdicts);
   checkReducedOperands(fusion, graph, universe, verdicts);
+  checkHostLoops(fusion, graph, universe, verdicts);
   return verdicts;
+}
+
+smt::SolverOptions Checker::solverOptions() const {
+  smt::SolverOptions so;
+  so.timeoutMs = options_.timeoutMs;
+  so.smtDumpDir = options_.smtDumpDir;
+  so.deadline = options_.deadline;
+  return so;
+}
+
+namespace {
+
+/// The loop's verdict on the compiler's looped Communication: a failed loop
+/// claim refutes (or leaves unknown) what the per-iteration check confirmed.
+void applyLoopOutcome(const Outcome &loop, const std::string &header, EdgeVerdict &v) {
+  if (!v.compiler || v.compiler->status != Status::Proved || loop.kind == Outcome::Kind::Proved)
+    return;
+  CompilerVerdict &c = *v.compiler;
+  c.unnecessary = false;
+  if (loop.kind == Outcome::Kind::Refuted) {
+    c.status = Status::Refuted;
+    c.counterexample = loop.counterexample;
+    c.counterexample->rule = "host-loop";
+    return;
+  }
+  c.status = Status::Unknown;
+  c.reason = "its loop `" + header + "` is not proved: " + loop.reason;
+}
+
+/// The read view edge (HirAliasSelect) feeding a looped Communication: each
+/// device holds its part of the slice already (none), proved per iteration.
+void markReadViewLocal(const std::vector<std::string> &assumptions, EdgeVerdict &v) {
+  v.lowering = Lowering{CommKind::None, {}, false};
+  v.status = Status::Proved;
+  v.reason.clear();
+  v.counterexample.reset();
+  v.assumptions = assumptions;
+}
+
+} // namespace
+
+void Checker::checkHostLoops(const Fusion &fusion, const FusionGraph &graph,
+                             const std::vector<int64_t> &universe,
+                             std::vector<EdgeVerdict> &verdicts) {
+  for (size_t i = 0; i < graph.edges().size(); ++i) {
+    const Expr &e = fusion.exprs[graph.edges()[i].expr];
+    if (!isInHostLoop(e) || graph.edges()[i].map.unsupported)
+      continue;
+    auto model = loopedCommunication(fusion, e);
+    const auto *lc = std::get_if<LoopedCommunication>(&model);
+    if (!lc)
+      continue;
+    smt::Context ctx(solverOptions(), &queryCache_, &stats_.solver, &solverBackend_);
+    LoopChecker loop(fusion, *lc, ctx, universe);
+    applyLoopOutcome(loop.check(), lc->loop.header, verdicts[i]);
+    // The read view: local when its slice is its base's, in range.
+    for (size_t j = 0; j < graph.edges().size(); ++j) {
+      const FusionEdge &view = graph.edges()[j];
+      if (view.consumer != lc->input.view || view.producer != lc->input.base ||
+          fusion.exprs[view.expr].op != "HirAliasSelect")
+        continue;
+      smt::Context viewCtx(solverOptions(), &queryCache_, &stats_.solver, &solverBackend_);
+      LoopChecker reads(fusion, *lc, viewCtx, universe);
+      if (reads.checkReadView().kind == Outcome::Kind::Proved)
+        markReadViewLocal(reads.assumptions(), verdicts[j]);
+    }
+  }
 }
 
 void Checker::demoteUnmodelledExpressions(const Fusion &fusion, const FusionGraph &graph,

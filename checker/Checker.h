@@ -134,6 +134,12 @@ private:
   void checkReducedOperands(const Fusion &fusion, const FusionGraph &graph,
                             const std::vector<int64_t> &universe,
                             std::vector<EdgeVerdict> &verdicts);
+  /// Communications posted in host loops (ir/HostLoops.h): the compiler's
+  /// choice is confirmed only when the loop claims (LoopChecker) hold too,
+  /// and the read view feeding one is local when its slice is its base's.
+  void checkHostLoops(const Fusion &fusion, const FusionGraph &graph,
+                      const std::vector<int64_t> &universe, std::vector<EdgeVerdict> &verdicts);
+  smt::SolverOptions solverOptions() const;
 
   CheckOptions options_;
   smt::QueryCache queryCache_;

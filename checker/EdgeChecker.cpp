@@ -186,9 +186,9 @@ smt::QueryResult EdgeChecker::solve(const std::string &name, std::vector<smt::Bo
   return ctx_.checkMinimized(name, assertions, vars, sumOf(ctx_, symbols));
 }
 
-Counterexample EdgeChecker::makeCounterexample(const smt::Model &m, const std::string &message) {
+Counterexample counterexampleOf(const smt::Model &m, const Encoder &enc, std::string message) {
   Counterexample c;
-  for (const auto &[canonical, user] : enc_.symbolNames())
+  for (const auto &[canonical, user] : enc.symbolNames())
     if (m.count(canonical))
       c.bindings[user] = m.at(canonical);
   if (m.count("d"))
@@ -197,13 +197,18 @@ Counterexample EdgeChecker::makeCounterexample(const smt::Model &m, const std::s
     c.consumerIndex.push_back(m.at("y" + std::to_string(i)));
   for (size_t i = 0; m.count("x" + std::to_string(i)); ++i)
     c.producerIndex.push_back(m.at("x" + std::to_string(i)));
+  c.message = std::move(message);
+  return c;
+}
+
+Counterexample EdgeChecker::makeCounterexample(const smt::Model &m, const std::string &message) {
+  Counterexample c = counterexampleOf(m, enc_, message);
   auto producers = producerDevices();
   for (size_t i = 0; i < producers.size(); ++i)
     if (m.count("h" + std::to_string(i)) && m.at("h" + std::to_string(i)) == 1)
       c.holders.push_back(producers[i]);
   if (m.count("t"))
     c.offset = m.at("t");
-  c.message = message;
   return c;
 }
 

@@ -116,6 +116,11 @@ private:
   std::optional<Outcome> constraintsOutcome_;
 };
 
+/// A counterexample from a model in the variables the encoders use: the
+/// user's symbol values, device `d`, consumer element `y0, y1, ...` and
+/// producer element `x0, x1, ...`, with `message`.
+Counterexample counterexampleOf(const smt::Model &m, const Encoder &enc, std::string message);
+
 /// Checks `lowering`; when an Allgather or AllToAll is refuted, tries the
 /// same collective with a local permute and, if that is proved, updates
 /// `lowering` to it. Returns the outcome for the (possibly updated) lowering,

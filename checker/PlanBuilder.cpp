@@ -200,6 +200,10 @@ Builder::Chosen Builder::choose(size_t edgeIndex) const {
     if (v.status != Status::Proved)
       c.verdict.detail = v.counterexample ? v.counterexample->message : v.reason;
   }
+  if (edge.map.unsupported)
+    throw PlanError(c.verdict.edge + " has no element map (" + *edge.map.unsupported +
+                        "); no plan can compute it",
+                    loc);
   if (c.lowering.kind == CommKind::Unsupported)
     throw PlanError(c.verdict.edge + " has no lowering (" +
                         (v.reason.empty() ? std::string("unsupported") : v.reason) +

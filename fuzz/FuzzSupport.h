@@ -111,9 +111,10 @@ ToolRun runRunPlanTool(const std::vector<std::string> &args);
 ToolRun emitPlan(const std::filesystem::path &input, const std::filesystem::path &plan,
                  const std::string &lowerings, size_t fusion, unsigned timeoutMs);
 
-/// check-sharding's exit status against its --format json output: the
-/// document parses, names the same status, and that status is the one its
-/// summary implies (README, "Exit status"). Returns the document.
+/// check-sharding's exit status against its --format json output of a run
+/// with --emit-plan (emitPlan): the document parses, names the same status,
+/// and that status is the one its summary implies (README, "Exit status";
+/// 4 where the input is truncated). Returns the document.
 nlohmann::json checkCheckExit(const ToolRun &run);
 
 /// run-plan --quiet --bind-auto --report R `flags` PLAN on the sim backend,

@@ -1,6 +1,7 @@
 // Producer -> consumer graph and per-op domain maps; see FusionGraph.h.
 #include "ir/FusionGraph.h"
 
+#include "ir/HostLoops.h"
 #include "ir/PointwiseOps.h"
 #include "ir/Scalars.h"
 #include "util/Checked.h"
@@ -272,10 +273,18 @@ DomainMap computeDomainMap(const Fusion &fusion, const Expr &expr, size_t operan
                      shownToken(expr.attr("recv_peer")) + ", are computed at run time)");
   if (auto lacking = unshardedReduction(fusion, expr, producer))
     return MapBuilder(fusion, c, p).unsupported(*lacking);
-  if (std::string loop = expr.attr(kHostLoopAttr); !loop.empty())
-    return MapBuilder(fusion, c, p)
-        .unsupported("posted inside the host loop `" + shownToken(loop) +
-                     "`: it acts on one iteration's slice, which shardcheck does not model");
+  // A Communication in a host loop acts on one iteration's slices; where
+  // they are the slices the loop model reads (ir/HostLoops.h), the edge is
+  // one iteration's and the checker proves the loop apart (LoopChecker).
+  auto looped = isInHostLoop(expr) ? loopedCommunication(fusion, expr)
+                                   : std::variant<LoopedCommunication, std::string>();
+  if (isInHostLoop(expr))
+    if (auto *why = std::get_if<std::string>(&looped))
+      return MapBuilder(fusion, c, p)
+          .unsupported("posted inside the host loop `" + shownToken(expr.attr(kHostLoopAttr)) +
+                       "`, which shardcheck models only as one Communication per iteration "
+                       "from a slice to a slice along the loop variable: " +
+                       *why);
 
   switch (expr.kind) {
   case OpKind::Broadcast:

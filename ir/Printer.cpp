@@ -15,6 +15,7 @@
 #include "ir/Printer.h"
 
 #include "ir/ExprShape.h"
+#include "ir/HostLoops.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -183,7 +184,8 @@ std::string communicationLine(const Fusion &f, const Expr &e) {
   if (!e.outputs.empty())
     s += ", output=" + f.tensorStr(e.outputs[0]);
   for (const auto &[key, value] : e.attrs) // fields the reader did not know
-    s += ", " + key + "=" + value;
+    if (!isOutputViewAttr(key))
+      s += ", " + key + "=" + value;
   if (!c.backend.empty())
     s += ", backend=" + c.backend;
   return s + ")\n";
@@ -398,6 +400,9 @@ std::string printExpr(const Fusion &f, const Expr &e) {
   case OpKind::Linear:
     return linearStatement(f, e);
   case OpKind::Communication:
+    // The write view naming where it writes, as nvFuser prints it first.
+    if (auto view = outputViewStatement(f, e))
+      return printExpr(f, *view) + communicationLine(f, e);
     return communicationLine(f, e);
   case OpKind::Other:
     return callStatement(f, e, e.op);

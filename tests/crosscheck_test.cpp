@@ -12,9 +12,12 @@
 #include "checker/CheckDocument.h"
 #include "checker/Checker.h"
 #include "checker/EdgeChecker.h"
+#include "checker/LoopChecker.h"
 #include "checker/Selection.h"
 #include "checker/bruteforce/BruteForce.h"
+#include "checker/bruteforce/LoopSlices.h"
 #include "checker/bruteforce/RandomEdges.h"
+#include "checker/bruteforce/RandomLoops.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
 
@@ -240,6 +243,10 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
               << what << ": a broken runtime rule";
           continue;
         }
+        if (v.compiler->counterexample && v.compiler->counterexample->rule == "host-loop") {
+          ++t.inconclusive; // A loop claim: LoopClaimsAgreeWithBruteForce compares those.
+          continue;
+        }
         if (v.compiler->counterexample && v.compiler->counterexample->rule == "runtime-shapes") {
           ++t.inconclusive; // A runtime shape rule: brute force models flat buffers only.
           continue;
@@ -252,6 +259,95 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
   EXPECT_GT(t.compared, 0);
   std::cout << "corpus: " << verdicts << " verdicts, " << t.compared << " comparisons, "
             << t.inconclusive << " inconclusive\n";
+}
+
+/// Every symbol of the fusion's tensors, bound to small values.
+std::vector<Bindings> smallFusionBindings(const Fusion &f) {
+  std::set<std::string> symbols;
+  for (const auto &[n, id] : f.ids)
+    id.extent.collectSymbols(symbols);
+  std::vector<Bindings> out{{}};
+  for (const auto &s : symbols) {
+    std::vector<Bindings> next;
+    for (const auto &b : out)
+      for (int64_t v : {1, 2, 3, 4, 6})
+        next.push_back(b), next.back()[s] = v;
+    out = std::move(next);
+    if (out.size() > 64)
+      out.resize(64);
+  }
+  return out;
+}
+
+/// The loop claims of every modelled looped Communication (LoopChecker)
+/// against the brute force's run of the iterations (LoopSlices).
+void crossCheckLoops(const Fusion &f, const std::string &what, Tally &t) {
+  std::vector<int64_t> universe = universeOf(f);
+  for (const Expr &e : f.exprs) {
+    auto model = loopedCommunication(f, e);
+    const auto *lc = std::get_if<LoopedCommunication>(&model);
+    if (!lc)
+      continue;
+    smt::SolverOptions so;
+    smt::Context ctx(so, nullptr, nullptr);
+    LoopChecker checker(f, *lc, ctx, universe);
+    Outcome smt = checker.check();
+    for (const auto &b : smallFusionBindings(f)) {
+      compare(
+          smt, b,
+          [&](const Bindings &bb) { return bruteforce::bruteLoopedCommunication(f, *lc, bb); },
+          what + " loop `" + lc->loop.header + "`", t);
+      if (smt.kind != Outcome::Kind::Proved)
+        break; // A refutation is checked at its own bindings once.
+    }
+  }
+}
+
+TEST(RandomLoopCrossCheck, LoopClaimsAgreeWithBruteForce) {
+  int n = std::getenv("SHARDCHECK_QUICK") ? 80 : 600;
+  Tally t;
+  int refuted = 0;
+  for (int i = 0; i < n; ++i) {
+    bruteforce::RandomLoopCase c = bruteforce::randomLoop(0x100b0000u + static_cast<uint64_t>(i));
+    Document doc = readDocument(c.text, "random_loop.txt");
+    ASSERT_EQ(doc.fusions.size(), 1u) << c.text;
+    const Fusion &f = doc.fusions[0];
+    const Expr &comm = f.exprs.back();
+    auto model = loopedCommunication(f, comm);
+    ASSERT_TRUE(std::holds_alternative<LoopedCommunication>(model))
+        << std::get<std::string>(model) << "\n"
+        << c.text;
+    const auto &lc = std::get<LoopedCommunication>(model);
+    smt::SolverOptions so;
+    smt::Context ctx(so, nullptr, nullptr);
+    Outcome smt = LoopChecker(f, lc, ctx, universeOf(f)).check();
+    refuted += smt.kind == Outcome::Kind::Refuted;
+    compare(
+        smt, c.bindings,
+        [&](const Bindings &b) { return bruteforce::bruteLoopedCommunication(f, lc, b); },
+        c.description, t);
+  }
+  EXPECT_EQ(t.disagreements, 0);
+  EXPECT_GT(t.compared, n * 6 / 10) << "inconclusive: " << t.inconclusive;
+  EXPECT_GT(refuted, n / 10) << "the generator must draw wrong loops too";
+  std::cout << "random loops " << n << ": " << t.compared << " compared (" << refuted
+            << " refuted), " << t.inconclusive << " inconclusive\n";
+}
+
+TEST(CorpusCrossCheck, LoopClaimsAgreeWithBruteForce) {
+  namespace fs = std::filesystem;
+  Tally t;
+  for (const auto &entry : fs::directory_iterator(fs::path(SHARDCHECK_SOURCE_DIR) / "corpus")) {
+    if (entry.path().extension() != ".txt")
+      continue;
+    Document doc = readDocumentFile(entry.path().string());
+    for (const Fusion &f : doc.fusions)
+      crossCheckLoops(f, entry.path().filename().string(), t);
+  }
+  EXPECT_EQ(t.disagreements, 0);
+  EXPECT_GE(t.compared, 3) << "the corpus has proved and refuted looped Communications";
+  std::cout << "corpus loops: " << t.compared << " comparisons, " << t.inconclusive
+            << " inconclusive\n";
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 // Malformed input that is not cut short stays a located error: the table in
 // reader_test.cpp. Verbatim real prints are in corpus/real_*.txt.
 #include "ir/FusionGraph.h"
+#include "ir/HostLoops.h"
 #include "ir/Json.h"
 #include "ir/Printer.h"
 #include "ir/reader/DumpReader.h"
@@ -18,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -132,6 +134,20 @@ TEST(ReaderCut, FindingsInAPartialPasteExitOne) {
   EXPECT_EQ(doc["files"][0]["partial"], true);
 }
 
+TEST(ReaderCut, EmitPlanOnAPartialPasteIsRefused) {
+  std::string path = testing::tempFile("reader_wild", "cut_plan.txt",
+                                       "%kernel {\n" + kSet + "T2_g_float[iS2{8}]\n   = Set(");
+  std::string plan = path + ".plan.json";
+  std::filesystem::remove(plan);
+  testing::ToolRun run = testing::checkShardingTool({"--emit-plan", plan, path});
+  EXPECT_EQ(run.status, 4); // Distinct from 3: the plan asked for is not written.
+  EXPECT_FALSE(std::filesystem::exists(plan));
+  EXPECT_NE(run.out.find("--emit-plan refused: the input ends early"), std::string::npos)
+      << run.out;
+  // The same paste without --emit-plan is checked as partial (exit 3).
+  EXPECT_EQ(testing::checkShardingTool({path}).status, 3);
+}
+
 TEST(ReaderCut, EveryCutOfRealPrintsReadsOrFailsLocated) {
   // A paste may be cut anywhere: what reads must be a document the other
   // readers and the printer accept, like any whole one.
@@ -234,28 +250,73 @@ std::string streamLoop(const std::string &body) {
          body + "  SetCurrentStream to Stream 0\n} // %HostIrContainer\n";
 }
 
-TEST(ReaderWild, CommunicationInsideAStreamLoopIsMarkedAndUnsupported) {
-  std::string body =
-      "    T2_g_float[ideviceIdx.x4{2}]" + kMesh +
-      "\n       = HirAliasSelect( T0_g_float[iS0{2}, ideviceIdx.x1{2}]" + kMesh +
-      ", axis = iS0{2}, index = StreamIdx )\n    T3_g_float[iS5{2}]" + kMesh +
-      "\n       = HirAliasSelect( T1_g_float[iStreamIdx2{2}, iS3{2}]" + kMesh +
-      ", axis = iStreamIdx2{2}, index = StreamIdx )\n    Communication 39 (type=Allgather, "
-      "team=(0 1), input=T2_g_float[ideviceIdx.x4{2}]" +
-      kMesh + ", output=T3_g_float[iS5{2}]" + kMesh +
-      ", backend=NCCL)\n    Wait Communication 39\n";
-  Document d = read(streamLoop(body));
+/// A loop body: T2 = T0[StreamIdx] (read view), T3 = T1[index] (write
+/// view), Communication 39 from T2 into T3.
+std::string loopedAllgatherBody(const std::string &outputIndex) {
+  return "    T2_g_float[ideviceIdx.x4{2}]" + kMesh +
+         "\n       = HirAliasSelect( T0_g_float[iS0{2}, ideviceIdx.x1{2}]" + kMesh +
+         ", axis = iS0{2}, index = StreamIdx )\n    T3_g_float[iS5{2}]" + kMesh +
+         "\n       = HirAliasSelect( T1_g_float[iStreamIdx2{2}, iS3{2}]" + kMesh +
+         ", axis = iStreamIdx2{2}, index = " + outputIndex +
+         " )\n    Communication 39 (type=Allgather, "
+         "team=(0 1), input=T2_g_float[ideviceIdx.x4{2}]" +
+         kMesh + ", output=T3_g_float[iS5{2}]" + kMesh +
+         ", backend=NCCL)\n    Wait Communication 39\n";
+}
+
+TEST(ReaderWild, CommunicationInsideAStreamLoopCarriesItsLoopAndViews) {
+  Document d = read(streamLoop(loopedAllgatherBody("StreamIdx")));
   const Fusion &f = d.fusions.at(0);
-  // The HirAliasSelect naming the Communication's output is a write view.
+  // The HirAliasSelect naming the Communication's output is a write view:
+  // no statement, but the Communication's output view.
   ASSERT_EQ(f.exprs.size(), 2u);
   EXPECT_EQ(f.exprs[0].op, "HirAliasSelect");
   EXPECT_EQ(f.exprs[1].kind, OpKind::Communication);
   EXPECT_EQ(f.exprs[1].attr(kHostLoopAttr), "FOR StreamIdx in iStreamIdx2{2}");
+  EXPECT_EQ(f.exprs[1].attr(kOutputViewAttr), "T1");
+  EXPECT_EQ(f.exprs[1].attr(kOutputViewAxisAttr), "iStreamIdx2{2}");
+  auto model = loopedCommunication(f, f.exprs[1]);
+  ASSERT_TRUE(std::holds_alternative<LoopedCommunication>(model)) << std::get<std::string>(model);
+  const auto &lc = std::get<LoopedCommunication>(model);
+  EXPECT_EQ(lc.loop.var, "StreamIdx");
+  EXPECT_EQ(lc.loop.hi, Extent::constant(2));
+  EXPECT_EQ(lc.input.base, 0);
+  EXPECT_EQ(lc.output.base, 1);
   DiagnosticEngine diags;
   auto graph = FusionGraph::build(f, diags);
   ASSERT_TRUE(graph.has_value());
-  for (const auto &e : graph->edges())
-    EXPECT_TRUE(e.map.unsupported.has_value()) << "T" << e.producer << " -> T" << e.consumer;
+  for (const auto &e : graph->edges()) // The read view has no element map of its own.
+    EXPECT_EQ(e.map.unsupported.has_value(), e.consumer == 2)
+        << "T" << e.producer << " -> T" << e.consumer;
+  // The printout writes the write view back before the Communication.
+  Document again = read(printFusion(f));
+  EXPECT_EQ(again.fusions.at(0).exprs.at(1).attrs, f.exprs[1].attrs);
+}
+
+TEST(ReaderWild, LoopsOutsideTheModelStayUnsupported) {
+  // A write view at another index than the loop variable, and a
+  // Communication in a branch of the loop body: one iteration's slice is not
+  // what the model reads, so the edge is unsupported, with the reason.
+  std::string branched = "    IF Manual ( StreamIdx == deviceIdx.x ):\n";
+  std::istringstream lines(loopedAllgatherBody("StreamIdx"));
+  for (std::string line; std::getline(lines, line);)
+    branched += "  " + line + "\n";
+  for (const std::string &body : {loopedAllgatherBody("0"), branched}) {
+    Document d = read(streamLoop(body));
+    const Fusion &f = d.fusions.at(0);
+    DiagnosticEngine diags;
+    auto graph = FusionGraph::build(f, diags);
+    ASSERT_TRUE(graph.has_value());
+    // Read back from its printout, the Communication says the same.
+    Document again = read(printFusion(f));
+    EXPECT_EQ(again.fusions.at(0).exprs.back().attrs, f.exprs.back().attrs) << printFusion(f);
+    for (const auto &e : graph->edges()) {
+      ASSERT_TRUE(e.map.unsupported.has_value()) << body;
+      if (f.exprs[e.expr].kind == OpKind::Communication)
+        EXPECT_NE(e.map.unsupported->find("posted inside the host loop"), std::string::npos)
+            << *e.map.unsupported;
+    }
+  }
 }
 
 /// A host IR container from the DIDx-sharded T0 to the replicated T1 on two

@@ -146,8 +146,38 @@ BruteResult bruteNeedsNoCommunication(const EdgeModel &model) {
   return BruteResult::holding();
 }
 
+namespace {
+
+/// An edge of a Set.Permute whose permutation is unknown (printed without
+/// its root domain): each consumer element needs one producer element,
+/// which one is unknown. Nothing moves iff every device
+/// that may hold consumer elements holds every producer element; otherwise
+/// the edge stays unsupported.
+BruteResult unmappedCopyNeedsNothing(const Fusion &fusion, const FusionEdge &edge,
+                                     const Bindings &bindings) {
+  const Expr &e = fusion.exprs[edge.expr];
+  if (e.kind != OpKind::Permute || e.inputs.size() != 1)
+    return BruteResult::unsupported(*edge.map.unsupported);
+  auto producer = ConcreteTensor::build(fusion, edge.producer, bindings, ElementBasis::Logical);
+  if (auto *failed = std::get_if<BruteResult>(&producer))
+    return *failed;
+  auto consumer = ConcreteTensor::build(fusion, edge.consumer, bindings, ElementBasis::Logical);
+  if (auto *failed = std::get_if<BruteResult>(&consumer))
+    return *failed;
+  const auto &p = std::get<ConcreteTensor>(producer);
+  for (int64_t d : std::get<ConcreteTensor>(consumer).devices())
+    for (int64_t x = 0; x < p.elementCount(); ++x)
+      if (!p.holds(d, x))
+        return BruteResult::unsupported(*edge.map.unsupported);
+  return BruteResult::holding();
+}
+
+} // namespace
+
 BruteResult bruteNeedsNoCommunication(const Fusion &fusion, const FusionEdge &edge,
                                       const Bindings &bindings) {
+  if (edge.map.unsupported)
+    return unmappedCopyNeedsNothing(fusion, edge, bindings);
   auto model = EdgeModel::build(fusion, edge, bindings);
   if (auto *failed = std::get_if<BruteResult>(&model))
     return *failed;

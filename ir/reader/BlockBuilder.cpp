@@ -1,6 +1,8 @@
 // Implementation of BlockBuilder; see BlockBuilder.h.
 #include "ir/reader/BlockBuilder.h"
 
+#include "ir/HostLoops.h"
+
 #include "ir/reader/Cursor.h"
 #include "util/Checked.h"
 
@@ -49,6 +51,18 @@ std::string exprKey(const Expr &e) {
   return k;
 }
 
+/// Records on a Communication the write view `view` that named its output
+/// (`T5 = HirAliasSelect( T3, axis = .., index = StreamIdx )`): its base
+/// tensor, axis and index, as the attributes of ir/HostLoops.h.
+void recordOutputView(const Expr &view, Expr &communication) {
+  const auto &inputs = view.tensorInputs();
+  if (view.op != "HirAliasSelect" || inputs.size() != 1)
+    return;
+  communication.attrs.emplace_back(kOutputViewAttr, "T" + std::to_string(inputs[0]));
+  communication.attrs.emplace_back(kOutputViewAxisAttr, view.attr("axis"));
+  communication.attrs.emplace_back(kOutputViewIndexAttr, view.attr("index"));
+}
+
 /// Host IR ops that name a slice of a tensor.
 bool isSliceView(const Expr &e) {
   return e.kind == OpKind::Other &&
@@ -61,17 +75,26 @@ std::vector<Expr> BlockBuilder::exprsWithoutWriteViews() const {
   // In host IR a slice view whose output another statement then writes (a
   // Communication's output, a matmul's) names where that statement writes:
   // it is no data flow into the slice, and keeping it would define the
-  // slice twice.
+  // slice twice. A Communication keeps where it writes as its output view
+  // (kOutputViewAttr ...), which the loop model needs.
   if (kind_ != BlockKind::HostIr)
     return exprs_;
   std::set<TensorNum> written;
   for (const Expr &e : exprs_)
     if (!isSliceView(e))
       written.insert(e.outputs.begin(), e.outputs.end());
+  std::map<TensorNum, const Expr *> writeViews; // the last one naming each slice
   std::vector<Expr> kept;
-  for (const Expr &e : exprs_)
-    if (!isSliceView(e) || e.outputs.size() != 1 || !written.count(e.outputs[0]))
-      kept.push_back(e);
+  for (const Expr &e : exprs_) {
+    if (isSliceView(e) && e.outputs.size() == 1 && written.count(e.outputs[0])) {
+      writeViews[e.outputs[0]] = &e;
+      continue;
+    }
+    kept.push_back(e);
+    auto view = e.outputs.size() == 1 ? writeViews.find(e.outputs[0]) : writeViews.end();
+    if (e.kind == OpKind::Communication && view != writeViews.end())
+      recordOutputView(*view->second, kept.back());
+  }
   return kept;
 }
 
@@ -383,6 +406,8 @@ std::set<TensorNum> BlockBuilder::orphanTensors(const std::vector<Expr> &exprs) 
     named.insert(e.outputs.begin(), e.outputs.end());
     for (TensorNum t : e.tensorInputs())
       named.insert(t);
+    if (auto base = outputViewBase(e))
+      named.insert(*base);
   }
   for (const auto *list : {&inputs_, &outputs_})
     if (*list)

@@ -452,6 +452,13 @@ void Parser::noteHostScope() {
   }
 }
 
+std::optional<std::string> Parser::enclosingHostBranch() const {
+  for (auto it = hostScopes_.rbegin(); it != hostScopes_.rend(); ++it)
+    if (!it->loop)
+      return it->header;
+  return std::nullopt;
+}
+
 std::optional<std::string> Parser::enclosingHostLoop() const {
   for (auto it = hostScopes_.rbegin(); it != hostScopes_.rend(); ++it)
     if (it->loop)

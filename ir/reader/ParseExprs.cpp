@@ -13,6 +13,7 @@
 // its operand count, and a listed name printed with attributes (`key = v`,
 // braced arguments) is Other too, since the rule ignores what they say.
 #include "ir/ExprShape.h"
+#include "ir/HostLoops.h"
 #include "ir/PointwiseOps.h"
 #include "ir/reader/Parser.h"
 #include "util/Checked.h"
@@ -658,6 +659,8 @@ void Parser::parseCommunication() {
     c_.failAt(start, name + " has no '" + (e.inputs.empty() ? "input" : "output") + "=' field");
   if (auto loop = enclosingHostLoop())
     e.attrs.emplace_back(kHostLoopAttr, *loop);
+  if (auto branch = enclosingHostBranch())
+    e.attrs.emplace_back(kHostBranchAttr, *branch);
   c_.skipSpaces();
   // Before July 2024 the Wait that follows was printed on the same line.
   if (c_.startsWith("Wait"))

@@ -142,6 +142,8 @@ private:
   bool parseHostBodyLine(const SourceLoc &openLoc);
   void noteHostScope();
   std::optional<std::string> enclosingHostLoop() const;
+  /// The header of the innermost `IF`/`ELSE` scope, if any.
+  std::optional<std::string> enclosingHostBranch() const;
   void parseHostLine();
   void parseHostUnitHeader();
   void parseSegmented();

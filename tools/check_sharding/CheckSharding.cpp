@@ -352,6 +352,21 @@ void addUnreadable(Diagnostic why, CheckedFile &c) {
   checksharding::addUnreadableFile(std::move(why), c.output);
 }
 
+/// --emit-plan on a truncated input: a plan of the complete statements would
+/// present a partial analysis as the fusion's plan, so none is written; the
+/// fusion to plan says why, and the run exits kPlanRefusedStatus.
+void refusePlan(const Diagnostic &truncated, size_t planFusion, DocumentReport &report) {
+  for (FusionReport &fr : report.fusions) {
+    fr.plan.reset();
+    fr.noPlan.reset();
+    if (fr.index == planFusion)
+      fr.noPlan = PlanError("--emit-plan refused: the input ends early (" + truncated.loc.str() +
+                                "), so the analysis is partial and a plan of it would leave out "
+                                "what the dump would have said from there on",
+                            truncated.loc);
+  }
+}
+
 CheckedFile checkFile(const Input &input, const Options &o, DocumentChecker &checker) {
   CheckedFile c;
   c.output.file = input.name;
@@ -382,6 +397,10 @@ CheckedFile checkFile(const Input &input, const Options &o, DocumentChecker &che
     c.writeFailed = "cannot write the JSON IR to " + o.emitIr;
   DocumentReport report = checker.check(doc);
   c.summary.addDocument(report);
+  // A plan of a truncated input's complete statements would present a
+  // partial analysis as whole: refused (addDocumentReport adds the warning).
+  if (report.truncated && !o.emitPlan.empty())
+    refusePlan(*report.truncated, o.planFusion.value_or(0), report);
   // The plan's note goes where the plan was found: after the unchecked
   // tensors, before a no-plan finding.
   auto addPlan = [&](const FusionReport &fr) {
@@ -528,6 +547,8 @@ int run(const Options &o, std::ostream &out, std::ostream &err, bool errIsTermin
     if (run.status != 2)
       run.status = run.baseline->status();
   }
+  if (!o.emitPlan.empty() && run.summary.partialFiles && run.status != 2)
+    run.status = checksharding::kPlanRefusedStatus;
   if (!o.writeBaseline.empty() &&
       !writeFile(o.writeBaseline,
                  checksharding::baselineText(checksharding::baselineEntries(run.files))))

@@ -2,7 +2,8 @@
 // their text and JSON forms, and the exit status they give (0 all proved and
 // no error diagnostics; 1 findings: refuted compiler choices, error lints,
 // unsupported reshardings, plans that cannot be built; 2 unreadable input;
-// 3 something unknown and nothing refuted).
+// 3 something unknown and nothing refuted; 4, CheckSharding.cpp's, --emit-plan
+// refused because an input is partial).
 //
 // This file does not check or print diagnostics; a bad command line or a
 // plan file that cannot be written (exit 2) is CheckSharding.cpp's.
@@ -46,6 +47,9 @@ private:
 };
 
 int exitStatus(const Summary &s);
+/// The exit status of a run asked to --emit-plan from a truncated input: no
+/// plan is written (the analysis is partial), whatever else was found.
+inline constexpr int kPlanRefusedStatus = 4;
 
 nlohmann::json summaryJson(const Summary &s, const CheckStats &stats, NvfuserRuntime runtime);
 void printSummaryText(std::ostream &out, const Summary &s, const CheckStats &stats,

@@ -1,0 +1,203 @@
+// The loop claims of a Communication posted in a host loop; see
+// LoopChecker.h.
+#include "checker/LoopChecker.h"
+
+#include "ir/FusionGraph.h"
+
+#include <set>
+
+namespace shardcheck {
+
+namespace {
+
+smt::Bool differ(const smt::Bool &a, const smt::Bool &b) {
+  return (a && !b) || (!a && b);
+}
+
+std::string indexStr(const std::vector<int64_t> &index) {
+  std::string s = "[";
+  for (size_t i = 0; i < index.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(index[i]);
+  return s + "]";
+}
+
+/// Proved (unsat) or unknown, or nullopt for a model: a counterexample.
+std::optional<Outcome> provedOrUnknown(const smt::QueryResult &r, const std::string &query) {
+  if (r.answer == smt::Answer::Unsat)
+    return Outcome::proved();
+  if (r.answer == smt::Answer::Unknown)
+    return Outcome::unknown(query + ": " + r.reason);
+  return std::nullopt;
+}
+
+} // namespace
+
+LoopChecker::LoopChecker(const Fusion &fusion, const LoopedCommunication &loop, smt::Context &ctx,
+                         std::vector<int64_t> universe)
+    : fusion_(fusion), loop_(loop), ctx_(ctx), enc_(ctx, fusion), universe_(std::move(universe)) {}
+
+smt::Int LoopChecker::bound(const Extent &e, std::optional<IdNum> id) {
+  if (id)
+    return enc_.extent(*id);
+  if (auto c = e.asConstant())
+    return ctx_.intVal(*c);
+  return enc_.symbol(e.symbolName());
+}
+
+smt::Bool LoopChecker::inLoop(const smt::Int &s) {
+  return bound(loop_.loop.lo, std::nullopt) <= s && s < bound(loop_.loop.hi, loop_.loop.rangeId);
+}
+
+smt::Bool LoopChecker::constraints() {
+  return sliceConstraints(loop_.input) && sliceConstraints(loop_.output);
+}
+
+smt::Bool LoopChecker::sliceConstraints(const SliceView &view) {
+  const TensorView &v = fusion_.tensor(view.view), &b = fusion_.tensor(view.base);
+  std::vector<smt::Bool> c{enc_.impliedConstraints(v), enc_.impliedConstraints(b)};
+  std::vector<IdNum> vIds = dataLogicalIds(fusion_, v), bIds = dataLogicalIds(fusion_, b);
+  for (size_t k = 0, j = 0; k < bIds.size(); ++k)
+    if (k != view.position)
+      c.push_back(enc_.extent(bIds[k]) == enc_.extent(vIds[j++]));
+  return ctx_.all(c);
+}
+
+smt::QueryResult LoopChecker::solve(const std::string &name, std::vector<smt::Bool> assertions,
+                                    std::vector<std::string> vars) {
+  assertions.push_back(enc_.symbolsPositive()); // last: every symbol exists by now
+  auto symbols = enc_.symbolVars();
+  vars.insert(vars.end(), symbols.begin(), symbols.end());
+  return ctx_.check(name, assertions, vars);
+}
+
+std::string LoopChecker::iteration(const smt::Model &m) const {
+  return "iteration " + loop_.loop.var + " = " + std::to_string(m.at("it"));
+}
+
+std::string LoopChecker::valueOf(const Extent &e, const Counterexample &c) const {
+  if (auto v = e.evaluate(c.bindings))
+    return std::to_string(*v);
+  return e.str();
+}
+
+Outcome LoopChecker::checkView(const SliceView &view) {
+  const TensorView &v = fusion_.tensor(view.view), &b = fusion_.tensor(view.base);
+  smt::Int s = ctx_.intVar("it"), d = ctx_.intVar("d");
+  ElementTerms y = enc_.element(v, "y", /*useRoot=*/false);
+  ElementTerms x = enc_.element(b, "x", /*useRoot=*/false);
+  std::set<int64_t> devices;
+  for (const TensorView *t : {&v, &b})
+    if (t->mesh)
+      devices.insert(t->mesh->devices().begin(), t->mesh->devices().end());
+    else
+      devices.insert(universe_.begin(), universe_.end());
+  std::vector<smt::Bool> a{constraints(), inLoop(s), y.inRange, x.inRange,
+                           isAmong(ctx_, {devices.begin(), devices.end()}, d)};
+  for (size_t k = 0, j = 0; k < x.baseVars.size(); ++k)
+    a.push_back(k == view.position ? x.baseVars[k] == s : x.baseVars[k] == y.baseVars[j++]);
+  smt::Bool holdsSlice = enc_.holds(v, d, y), holdsBase = enc_.holds(b, d, x);
+  a.push_back(differ(holdsSlice, holdsBase));
+  smt::Int heldFlag = ctx_.intVar("hs"); // which of the two d holds, for the message
+  a.push_back(heldFlag == ctx_.ite(holdsSlice, ctx_.intVal(1), ctx_.intVal(0)));
+  std::vector<std::string> vars{"it", "d", "hs"};
+  vars.insert(vars.end(), y.baseNames.begin(), y.baseNames.end());
+  vars.insert(vars.end(), x.baseNames.begin(), x.baseNames.end());
+  smt::QueryResult r = solve("loop-view-slice", a, vars);
+  if (auto decided = provedOrUnknown(r, "loop-view-slice"))
+    return *decided;
+  Counterexample c = counterexampleOf(r.model, enc_, "");
+  std::string slice = v.name() + indexStr(c.consumerIndex);
+  std::string whole = b.name() + indexStr(c.producerIndex);
+  bool sliceHeld = r.model.at("hs") == 1;
+  c.message = iteration(r.model) + ": " + slice + " is " + whole + " (" + v.name() +
+              " is the slice of " + b.name() + " at index " + std::to_string(r.model.at("it")) +
+              "), but device " + std::to_string(c.device) + " holds " +
+              (sliceHeld ? slice + " and not " + whole : whole + " and not " + slice) + ": " +
+              v.name() + " is not sharded as its part of " + b.name();
+  return Outcome::refuted(std::move(c));
+}
+
+Outcome LoopChecker::checkReadsInRange() {
+  const SliceView &in = loop_.input;
+  smt::Int s = ctx_.intVar("it");
+  smt::Int extent = enc_.extent(in.axis);
+  smt::QueryResult r =
+      solve("loop-reads-in-range", {constraints(), inLoop(s), !(0 <= s && s < extent)}, {"it"});
+  if (auto decided = provedOrUnknown(r, "loop-reads-in-range"))
+    return *decided;
+  Counterexample c = counterexampleOf(r.model, enc_, "");
+  const IterDomain &axis = fusion_.id(in.axis);
+  c.message = iteration(r.model) + " reads index " + std::to_string(r.model.at("it")) + " of " +
+              fusion_.tensor(in.base).name() + "'s axis " + axis.str() + ", whose extent is " +
+              valueOf(axis.extent, c) + " (the loop `" + loop_.loop.header + "` runs " +
+              loop_.loop.var + " from " + valueOf(loop_.loop.lo, c) + " to " +
+              valueOf(loop_.loop.hi, c) + ")";
+  return Outcome::refuted(std::move(c));
+}
+
+Outcome LoopChecker::checkCoversOutput() {
+  const SliceView &out = loop_.output;
+  smt::Int s = ctx_.intVar("it");
+  smt::Int extent = enc_.extent(out.axis);
+  smt::Bool inAxis = 0 <= s && s < extent;
+  smt::QueryResult r =
+      solve("loop-covers-output", {constraints(), differ(inLoop(s), inAxis)}, {"it"});
+  if (auto decided = provedOrUnknown(r, "loop-covers-output"))
+    return *decided;
+  Counterexample c = counterexampleOf(r.model, enc_, "");
+  const IterDomain &axis = fusion_.id(out.axis);
+  std::string index = std::to_string(r.model.at("it"));
+  std::string base = fusion_.tensor(out.base).name();
+  std::string range = "the loop `" + loop_.loop.header + "` runs " + loop_.loop.var + " from " +
+                      valueOf(loop_.loop.lo, c) + " to " + valueOf(loop_.loop.hi, c) + ", and " +
+                      base + "'s axis " + axis.str() + " has extent " + valueOf(axis.extent, c);
+  int64_t it = r.model.at("it");
+  auto lo = loop_.loop.lo.evaluate(c.bindings), hi = loop_.loop.hi.evaluate(c.bindings);
+  bool ran = lo && hi && *lo <= it && it < *hi;
+  c.message = ran ? iteration(r.model) + " writes index " + index + " of " + base +
+                        ", past its axis (" + range + ")"
+                  : iteration(r.model) + " is missing: index " + index + " of " + base +
+                        " is written by no iteration (" + range + ")";
+  return Outcome::refuted(std::move(c));
+}
+
+Outcome LoopChecker::checkConstraints() {
+  smt::QueryResult r = solve("loop-constraints-satisfiable", {constraints()}, {});
+  if (r.answer == smt::Answer::Unsat)
+    return Outcome::unsupported("no sizes satisfy the constraints of the loop's slices");
+  if (r.answer == smt::Answer::Unknown)
+    return Outcome::unknown("loop-constraints-satisfiable: " + r.reason);
+  return Outcome::proved();
+}
+
+Outcome LoopChecker::check() {
+  Outcome o = checkReadView();
+  try {
+    if (o.kind == Outcome::Kind::Proved)
+      o = checkView(loop_.output);
+    if (o.kind == Outcome::Kind::Proved)
+      o = checkCoversOutput();
+  } catch (const Unsupported &u) {
+    return Outcome::unsupported(u.what());
+  }
+  return o;
+}
+
+Outcome LoopChecker::checkReadView() {
+  try {
+    Outcome o = checkConstraints();
+    if (o.kind == Outcome::Kind::Proved)
+      o = checkView(loop_.input);
+    if (o.kind == Outcome::Kind::Proved)
+      o = checkReadsInRange();
+    return o;
+  } catch (const Unsupported &u) {
+    return Outcome::unsupported(u.what());
+  }
+}
+
+std::vector<std::string> LoopChecker::assumptions() const {
+  return {enc_.assumptions().begin(), enc_.assumptions().end()};
+}
+
+} // namespace shardcheck

@@ -1,0 +1,76 @@
+// Proofs about a Communication posted once per iteration of a host loop.
+//
+// A LoopedCommunication (ir/HostLoops.h) posts, in iteration s of
+// `FOR v from lo to hi`, the collective from the slice `axis == s` of its
+// input base to the slice `axis == s` of its output base. The collective of
+// one iteration is an ordinary edge between the printed slice tensors
+// (EdgeChecker proves it, the same for every s). What the loop adds, and
+// what this file proves for every iteration and every size the fusion's
+// constraints allow (docs/semantics.md, "Communications in host loops"):
+//   - `loop-view-slice`: each slice is exactly its base's part at s: for
+//     every device d and element y of the slice, d holds y iff d holds the
+//     base element y with s inserted at the sliced axis (so the collective
+//     of iteration s reads and writes the base's own buffers);
+//   - `loop-reads-in-range`: every iteration's read index is an index of the
+//     input base's axis;
+//   - `loop-covers-output`: the iterations write every index of the output
+//     base's axis, each once, and nothing past it.
+// Together with the per-iteration collective, these say that after the loop
+// the output base holds exactly what the collective, applied slice by
+// slice, delivers. A counterexample names the iteration (`iteration i18 = 2`).
+//
+// It does not check the collective itself, statements other than the
+// Communication in the loop body, or loops it cannot read (those edges are
+// unsupported, ir/FusionGraph.cpp).
+#pragma once
+
+#include "checker/EdgeChecker.h"
+#include "ir/HostLoops.h"
+
+#include <vector>
+
+namespace shardcheck {
+
+class LoopChecker {
+public:
+  /// `universe`: the devices of a tensor without a mesh (as EdgeChecker's).
+  LoopChecker(const Fusion &fusion, const LoopedCommunication &loop, smt::Context &ctx,
+              std::vector<int64_t> universe);
+
+  /// Every claim in order (input view, output view, read range, coverage):
+  /// the first that is not proved, else proved.
+  Outcome check();
+  /// The claims about the input alone (its view, its read range): whether
+  /// the read view statement feeding the Communication is local.
+  Outcome checkReadView();
+
+  /// Sizes for which the claims were proved, in user terms.
+  std::vector<std::string> assumptions() const;
+
+private:
+  Outcome checkConstraints();
+  Outcome checkView(const SliceView &view);
+  Outcome checkReadsInRange();
+  Outcome checkCoversOutput();
+  smt::Int bound(const Extent &e, std::optional<IdNum> id);
+  /// The loop variable `it` within [lo, hi).
+  smt::Bool inLoop(const smt::Int &s);
+  /// Implied constraints of both bases and slices, plus slice and base
+  /// extents agreeing axis by axis: every query assumes both views'.
+  smt::Bool constraints();
+  smt::Bool sliceConstraints(const SliceView &view);
+  smt::QueryResult solve(const std::string &name, std::vector<smt::Bool> assertions,
+                         std::vector<std::string> vars);
+  /// `iteration v = s` from a model.
+  std::string iteration(const smt::Model &m) const;
+  /// A user-facing value of an extent under the model's bindings.
+  std::string valueOf(const Extent &e, const Counterexample &c) const;
+
+  const Fusion &fusion_;
+  const LoopedCommunication &loop_;
+  smt::Context &ctx_;
+  Encoder enc_;
+  std::vector<int64_t> universe_;
+};
+
+} // namespace shardcheck
