@@ -91,6 +91,7 @@ TEST(HtmlReport, PagesAreWellFormedSelfContainedAndNameEachVerdict) {
                                      corpus("lint_duplicate_did.txt"),
                                      corpus("hostir_unnecessary_scatter.txt"),
                                      corpus("op_broadcast_squeeze_expand.txt"),
+                                     corpus("adversarial_unknown_op_cumsum.txt"),
                                      odd};
   std::vector<std::string> args = {"--quiet"};
   args.insert(args.end(), inputs.begin(), inputs.end());
@@ -129,7 +130,7 @@ TEST(HtmlReport, PagesAreWellFormedSelfContainedAndNameEachVerdict) {
             "collective");
   EXPECT_EQ(pages["002-real_pr3307_segment_groups_truncated.txt.html"]["banners"],
             nlohmann::json::array({"partial"}));
-  const auto &unreadable = pages.at("006-odd_b___name.txt.html");
+  const auto &unreadable = pages.at("007-odd_b___name.txt.html");
   EXPECT_EQ(unreadable["banners"], nlohmann::json::array({"unreadable"}));
   EXPECT_NE(text(unreadable).find("odd<b>&\"name.txt"), std::string::npos);
 
