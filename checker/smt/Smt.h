@@ -103,7 +103,9 @@ struct SolverOptions {
 /// Solver work on the queries of one name.
 struct SolvedQueries {
   uint64_t count = 0;
-  double milliseconds = 0;
+  uint64_t sat = 0;        ///< Of `count`, answered Sat.
+  uint64_t bySearch = 0;   ///< Of `sat`, found by the model search (no Z3).
+  double milliseconds = 0; ///< CPU time of the solving thread (the machine may be shared).
 };
 
 /// Counts of solver work, for benchmarks and summaries.
@@ -111,6 +113,11 @@ struct SolverStats {
   uint64_t queries = 0;
   uint64_t cacheHits = 0;
   uint64_t sat = 0, unsat = 0, unknown = 0;
+  /// Sat answers found by evaluating candidate models (checker/smt/ModelSearch.h).
+  uint64_t satBySearch = 0;
+  /// Models of a normalized query that the query as built does not satisfy:
+  /// each is a normalization bug (and was not used); tests require none.
+  uint64_t searchModelsRejected = 0;
   /// Queries that reached the solver, by name (a minimization round counts
   /// under its query's name with ".min").
   std::map<std::string, SolvedQueries> solvedByName;
@@ -192,6 +199,12 @@ public:
 
 private:
   SolverBackend &backend();
+  QueryResult solve(const std::string &name, const std::vector<uint32_t> &built,
+                    const std::vector<std::string> &modelVars, const SolverOptions &options,
+                    bool &bySearch);
+  std::optional<QueryResult> satBySearch(const std::vector<uint32_t> &asked,
+                                         const std::vector<uint32_t> &built,
+                                         const std::vector<std::string> &modelVars);
 
   std::unique_ptr<Impl> impl_;
   SolverOptions options_;
