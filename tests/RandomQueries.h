@@ -7,6 +7,7 @@
 // so that each can check the other. This file does not call Z3.
 #pragma once
 
+#include "checker/smt/Normalize.h"
 #include "checker/smt/TermDag.h"
 
 #include <map>
@@ -16,7 +17,6 @@
 #include <vector>
 
 namespace shardcheck::smt::testing {
-
 
 /// SMT-LIB (Euclidean) division; nullopt for a zero divisor.
 inline std::optional<std::pair<int64_t, int64_t>> euclid(int64_t a, int64_t b) {
@@ -37,7 +37,7 @@ inline std::optional<int64_t> evalNode(const TermDag &dag, uint32_t i,
                                        const std::map<std::string, int64_t> &env, Memo &memo);
 
 inline std::optional<int64_t> eval(const TermDag &dag, uint32_t i,
-                            const std::map<std::string, int64_t> &env, Memo &memo) {
+                                   const std::map<std::string, int64_t> &env, Memo &memo) {
   auto it = memo.find(i);
   if (it != memo.end())
     return it->second;
@@ -114,7 +114,7 @@ public:
     uint32_t s0 = dag_.var("s0"), s1 = dag_.var("s1"), a = dag_.var("a"), b = dag_.var("b");
     // b < s1 always: offsets `x * s1 + b` (below) are then mixed-radix numbers.
     aExtent_ = extent();
-    std::vector<uint32_t> facts{le(c(1), s0), le(c(1), s1),  le(c(0), a),
+    std::vector<uint32_t> facts{le(c(1), s0), le(c(1), s1),    le(c(0), a),
                                 le(c(0), b),  lt(a, aExtent_), lt(b, s1)};
     divisor = pick(2) ? 2 + pick(3) : 0;
     if (divisor)
@@ -160,8 +160,8 @@ private:
     switch (pick(8)) {
     case 7: { // Constant-radix digits: 0 <= k*a + (b mod k) < k * a's extent.
       int64_t k = 2 + pick(3);
-      uint32_t digits = op(Op::Add, {op(Op::Mul, {c(k), dag_.var("a")}),
-                                     op(Op::Mod, {dag_.var("b"), c(k)})});
+      uint32_t digits =
+          op(Op::Add, {op(Op::Mul, {c(k), dag_.var("a")}), op(Op::Mod, {dag_.var("b"), c(k)})});
       return op(pick(2) ? Op::Div : Op::Mod, {digits, op(Op::Mul, {c(k), aExtent_})});
     }
     case 6: { // A digit pair, divided by a multiple of its radix s1.
@@ -207,7 +207,7 @@ private:
 
 /// The conjunction of `roots` at `env`, nullopt on a zero divisor.
 inline std::optional<bool> holds(const TermDag &dag, const std::vector<uint32_t> &roots,
-                          const std::map<std::string, int64_t> &env) {
+                                 const std::map<std::string, int64_t> &env) {
   bool all = true;
   Memo memo;
   for (uint32_t r : roots) {
@@ -218,5 +218,20 @@ inline std::optional<bool> holds(const TermDag &dag, const std::vector<uint32_t>
   }
   return all;
 }
+
+/// A random query of QueryGen and its normalized form (Normalize.h).
+struct NormalizedQuery {
+  TermDag dag;
+  uint32_t tDefinition = 0; ///< The term that `t` is defined as.
+  int64_t divisor = 0;      ///< QueryGen::divisor.
+  std::vector<uint32_t> roots, normalized;
+
+  explicit NormalizedQuery(unsigned seed) {
+    QueryGen gen(dag, seed);
+    roots = gen.query(tDefinition);
+    divisor = gen.divisor;
+    normalized = normalizeQuery(dag, roots);
+  }
+};
 
 } // namespace shardcheck::smt::testing

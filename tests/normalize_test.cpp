@@ -26,11 +26,11 @@ using namespace shardcheck::smt::testing;
 TEST(Normalize, SameTruthValueEverywhereOnRandomQueries) {
   int compared = 0, rewritten = 0;
   for (unsigned seed = 0; seed < 100; ++seed) {
-    TermDag dag;
-    QueryGen gen(dag, seed);
-    uint32_t tDef = 0;
-    auto roots = gen.query(tDef);
-    auto normalized = normalizeQuery(dag, roots);
+    NormalizedQuery q(seed);
+    const TermDag &dag = q.dag;
+    const auto &roots = q.roots, &normalized = q.normalized;
+    const uint32_t tDef = q.tDefinition;
+    const int64_t divisor = q.divisor;
     rewritten += normalized != roots;
     std::map<std::string, int64_t> env;
     for (int64_t s0 = 1; s0 <= 6; ++s0)
@@ -44,11 +44,11 @@ TEST(Normalize, SameTruthValueEverywhereOnRandomQueries) {
               continue;
             for (int64_t tv : {*t, *t + 1}) {
               env["t"] = tv;
-              env["q!s0"] = gen.divisor ? s0 / gen.divisor : 0; // q!s0's only value.
+              env["q!s0"] = divisor ? s0 / divisor : 0; // q!s0's only value.
               auto before = holds(dag, roots, env), after = holds(dag, normalized, env);
               if (!before || !after)
                 continue;
-              if (gen.divisor && s0 % gen.divisor != 0) {
+              if (divisor && s0 % divisor != 0) {
                 EXPECT_FALSE(*before); // And no q!s0 satisfies s0 == c * q!s0.
                 continue;
               }

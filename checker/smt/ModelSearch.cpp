@@ -240,13 +240,13 @@ private:
   Values values_;
   ModelSearchLimits limits_;
   uint64_t steps_ = 0;
-  bool exhausted_ = false;                 ///< The step budget ran out.
-  std::vector<uint32_t> definition_;       ///< Variable -> its defining term, or kNone.
-  std::vector<uint32_t> evaluationOrder_;  ///< Kids and definitions before users.
-  std::vector<uint64_t> searchedBelow_;    ///< Node -> mask of the searched variables it reads.
-  std::vector<uint32_t> searched_;         ///< Searched variables by bit number.
-  std::vector<Domain> bounds_;             ///< By bit number: every bound found.
-  std::vector<Domain> order_;              ///< By position: the usable ones.
+  bool exhausted_ = false;                ///< The step budget ran out.
+  std::vector<uint32_t> definition_;      ///< Variable -> its defining term, or kNone.
+  std::vector<uint32_t> evaluationOrder_; ///< Kids and definitions before users.
+  std::vector<uint64_t> searchedBelow_;   ///< Node -> mask of the searched variables it reads.
+  std::vector<uint32_t> searched_;        ///< Searched variables by bit number.
+  std::vector<Domain> bounds_;            ///< By bit number: every bound found.
+  std::vector<Domain> order_;             ///< By position: the usable ones.
   std::vector<std::vector<uint32_t>> evaluateAt_, checkAt_; ///< By position; back(): constants.
   size_t lastUnbounded_ = SIZE_MAX;
 };
@@ -426,8 +426,8 @@ void Search::orderVariables() {
 void Search::assignLevels() {
   std::vector<size_t> positionOfBit(searched_.size());
   for (size_t p = 0; p < order_.size(); ++p)
-    positionOfBit[static_cast<size_t>(
-        std::find(searched_.begin(), searched_.end(), order_[p].var) - searched_.begin())] = p;
+    positionOfBit[static_cast<size_t>(std::find(searched_.begin(), searched_.end(), order_[p].var) -
+                                      searched_.begin())] = p;
   auto levelOf = [&](uint32_t i) {
     size_t level = order_.size(); // Constants.
     for (size_t b = 0; b < searched_.size(); ++b)

@@ -9,11 +9,14 @@
 //
 // Determinism: every query runs with a fixed random seed and a resource limit
 // (rlimit), so the same query gets the same answer on every run and machine;
-// a wall-clock timeout is only a backstop and its expiry is `Unknown`. Every
-// solved query gets a fresh solver; the Z3 context it lives in is shared by
-// the Contexts of one run through a `smt::SolverBackend` (creating a Z3
-// context costs more than most queries take to solve). A run's queries are
-// asked in a fixed order, so a run's answers are the same every time.
+// a wall-clock timeout is only a backstop and its expiry is `Unknown`. A
+// query that misses the cache is first searched for a model by evaluation
+// (checker/smt/ModelSearch.h: a model found is a "sat" answer; nothing else
+// is concluded there), then asked of Z3 in its own scope of the one solver of
+// a `smt::SolverBackend`, shared by the Contexts of one run (creating a Z3
+// context or solver costs more than most queries take to solve). A run's
+// queries are asked in a fixed order, so a run's answers are the same every
+// time.
 //
 // This layer knows nothing of tensors or sharding: checker/Encoding.h speaks
 // the domain's words on top of it. One Context per edge keeps memory bounded;
