@@ -106,8 +106,8 @@ std::optional<std::pair<int64_t, int64_t>> euclidean(int64_t a, int64_t b) {
   if (b == 0 || (a == INT64_MIN && b == -1))
     return std::nullopt;
   int64_t q = a / b, r = a % b;
-  if (r < 0) { // |b| > r' = -r > 0, so neither step overflows.
-    r += b < 0 ? -b : b;
+  if (r < 0) { // r + |b| is in (0, |b|), so neither step overflows (-b could).
+    r = b < 0 ? r - b : r + b;
     q += b < 0 ? 1 : -1;
   }
   return std::make_pair(q, r);

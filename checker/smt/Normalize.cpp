@@ -432,7 +432,7 @@ bool Normalizer::holdsByRange(bool strict, const Poly &l, const Poly &r) const {
   auto uc = constantOf(*upper);
   if (strict && *upper == r)
     return true;
-  return uc && rc && (strict ? *uc <= *rc : *uc - 1 <= *rc);
+  return uc && rc && (*uc <= *rc || (!strict && *uc - 1 == *rc));
 }
 
 /// And, Or and Not decided by constant kids: a false conjunct, a true
