@@ -75,10 +75,15 @@ int main(int argc, char **argv) {
   for (const auto &[name, q] : st.solver.solvedByName)
     byTime.push_back({q.milliseconds, name});
   std::sort(byTime.rbegin(), byTime.rend());
-  std::printf("solver time by query (ms, count):\n");
-  for (size_t i = 0; i < std::min<size_t>(12, byTime.size()); ++i)
-    std::printf("  %9.1f %6llu  %s\n", byTime[i].first,
-                static_cast<unsigned long long>(st.solver.solvedByName.at(byTime[i].second).count),
-                byTime[i].second.c_str());
+  std::printf("sat by model search %llu (models rejected by the query as built: %llu)\n",
+              static_cast<unsigned long long>(st.solver.satBySearch),
+              static_cast<unsigned long long>(st.solver.searchModelsRejected));
+  std::printf("solver CPU time by query (ms, solved, sat, sat by model search):\n");
+  for (const auto &[ms, name] : byTime) {
+    const auto &q = st.solver.solvedByName.at(name);
+    std::printf("  %9.1f %6llu %6llu %6llu  %s\n", ms, static_cast<unsigned long long>(q.count),
+                static_cast<unsigned long long>(q.sat), static_cast<unsigned long long>(q.bySearch),
+                name.c_str());
+  }
   return 0;
 }

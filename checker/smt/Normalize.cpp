@@ -166,11 +166,14 @@ private:
   void gatherFacts(const std::vector<uint32_t> &roots);
   void notePositive(uint32_t i);
   void noteBound(uint32_t i);
-  void noteDivisibility(uint32_t i, const std::set<std::string> &names);
+  void noteDivisibility(uint32_t i, const std::vector<uint32_t> &roots);
+  std::string freshName(std::string name, const std::vector<uint32_t> &roots);
   void noteDefinition(uint32_t i);
   bool mentions(uint32_t node, uint32_t var) const;
   void visit(uint32_t i);
   uint32_t visitBool(uint32_t i, const Node &n, const std::vector<uint32_t> &k);
+  bool holdsByRange(bool strict, const Poly &l, const Poly &r) const;
+  std::optional<bool> constantConnective(Op op, const std::vector<uint32_t> &kids) const;
   Poly divide(const Poly &p, const Poly &d, bool isMod);
   std::optional<Poly> mixedRadix(const Poly &p, int64_t dCoef, const Monomial &dMono, bool isMod);
   bool provenInRange(const Poly &b, const Poly &m, int depth);
@@ -202,6 +205,9 @@ private:
   std::vector<uint32_t> definitions_;            ///< v == c * q, v == T: asserted
   std::unordered_map<uint32_t, Poly> ints_;      ///< original node -> polynomial
   std::unordered_map<uint32_t, uint32_t> bools_; ///< original node -> new node
+  /// The names of the query's variables, gathered when a fresh one is first
+  /// needed (most queries need none).
+  std::optional<std::set<std::string>> names_;
 };
 
 std::vector<uint32_t> Normalizer::run(const std::vector<uint32_t> &roots) {
@@ -234,19 +240,12 @@ void Normalizer::gatherFacts(const std::vector<uint32_t> &roots) {
     for (uint32_t k = n.kidCount; k-- > 0;)
       work.push_back(dag_.kidsOf(n)[k]);
   }
-  std::set<std::string> names; // Of the query's variables: fresh ones avoid them.
-  std::set<uint32_t> below;
-  for (uint32_t root : roots)
-    forEachBelow(dag_, root, below, [&](uint32_t i) {
-      if (dag_.node(i).op == Op::Var)
-        names.insert(dag_.nameOf(dag_.node(i)));
-    });
   for (uint32_t i : conjuncts) {
     notePositive(i);
     noteBound(i);
   }
   for (uint32_t i : conjuncts)
-    noteDivisibility(i, names);
+    noteDivisibility(i, roots);
   // The bounds before anything that uses a bound, and without bounds: then
   // each conjunct `v < X` (and `c <= v`) of the result follows from the
   // query's own by substitutions and identities alone, so the result keeps
@@ -310,7 +309,7 @@ void Normalizer::noteBound(uint32_t i) {
 
 /// Substitutes `c * q` for the variable of the first `v mod c == 0`
 /// (c >= 2) of each v.
-void Normalizer::noteDivisibility(uint32_t i, const std::set<std::string> &names) {
+void Normalizer::noteDivisibility(uint32_t i, const std::vector<uint32_t> &roots) {
   const Node &n = dag_.node(i);
   if (n.op != Op::Eq)
     return;
@@ -322,14 +321,27 @@ void Normalizer::noteDivisibility(uint32_t i, const std::set<std::string> &names
   if (dag_.node(v).op != Op::Var || divisor.op != Op::IntConst || divisor.value < 2 ||
       substituted_.count(v))
     return;
-  std::string name = "q!" + dag_.nameOf(dag_.node(v));
-  while (names.count(name))
-    name += "!";
-  uint32_t q = dag_.var(name);
+  uint32_t q = dag_.var(freshName("q!" + dag_.nameOf(dag_.node(v)), roots));
   substituted_[v] = product(constantPoly(divisor.value), atom(q));
   definitions_.push_back(dag_.apply(Op::Eq, {v, term(substituted_[v])}));
   if (positiveNodes_.count(v)) // c*q = v >= 1 with c >= 2: q >= 1.
     positiveNodes_.insert(q);
+}
+
+/// `name`, with "!" appended until no variable of the query has it.
+std::string Normalizer::freshName(std::string name, const std::vector<uint32_t> &roots) {
+  if (!names_) {
+    names_.emplace();
+    std::set<uint32_t> below;
+    for (uint32_t root : roots)
+      forEachBelow(dag_, root, below, [&](uint32_t i) {
+        if (dag_.node(i).op == Op::Var)
+          names_->insert(dag_.nameOf(dag_.node(i)));
+      });
+  }
+  while (names_->count(name))
+    name += "!";
+  return name;
 }
 
 void Normalizer::visit(uint32_t i) {
@@ -386,11 +398,65 @@ uint32_t Normalizer::visitBool(uint32_t i, const Node &n, const std::vector<uint
       return dag_.constant(Op::BoolConst, v);
     }
   }
+  if (useBounds_ && (n.op == Op::Le || n.op == Op::Lt) && isIntOp(dag_.node(k[0]).op) &&
+      holdsByRange(n.op == Op::Lt, intOf(k[0]), intOf(k[1])))
+    return dag_.constant(Op::BoolConst, true);
+  if (auto decided = constantConnective(n.op, kids))
+    return dag_.constant(Op::BoolConst, *decided);
   if (n.op == Op::Eq && useBounds_)
     return equality(intOf(k[0]), intOf(k[1]), 0);
   if (n.kidCount == 2 && kids[0] == kids[1] && isIntOp(dag_.node(k[0]).op))
     return dag_.constant(Op::BoolConst, n.op == Op::Eq || n.op == Op::Le);
   return dag_.apply(n.op, kids);
+}
+
+/// Whether `l < r` (strict) or `l <= r` follows from the range 0 <= A < U
+/// of a division atom A (leftoverDivision records them; they follow from
+/// bounds of variables, never from a comparison of a division atom, so no
+/// fact rewrites its own source): `c <= A` for c <= 0, `c < A` for c < 0,
+/// `A < U`, and A against a constant at least U - 1 (or U). Slot queries
+/// guard a chunk number with `0 <= A && A < U`; folded, their `ite` goes.
+bool Normalizer::holdsByRange(bool strict, const Poly &l, const Poly &r) const {
+  auto rangedAtom = [&](const Poly &p) -> const Poly * {
+    if (p.size() != 1 || p.begin()->second != 1 || p.begin()->first.size() != 1)
+      return nullptr;
+    auto it = atomUpper_.find(p.begin()->first[0]);
+    return it == atomUpper_.end() ? nullptr : &it->second;
+  };
+  auto lc = constantOf(l), rc = constantOf(r);
+  if (lc && rangedAtom(r))
+    return strict ? *lc < 0 : *lc <= 0;
+  const Poly *upper = rangedAtom(l);
+  if (!upper)
+    return false;
+  auto uc = constantOf(*upper);
+  if (strict && *upper == r)
+    return true;
+  return uc && rc && (*uc <= *rc || (!strict && *uc - 1 == *rc));
+}
+
+/// And, Or and Not decided by constant kids: a false conjunct, a true
+/// disjunct, or all kids constant.
+std::optional<bool> Normalizer::constantConnective(Op op, const std::vector<uint32_t> &kids) const {
+  if (op != Op::And && op != Op::Or && op != Op::Not)
+    return std::nullopt;
+  bool allConstant = true, any = false, all = true;
+  for (uint32_t kid : kids) {
+    const Node &n = dag_.node(kid);
+    if (n.op != Op::BoolConst) {
+      allConstant = false;
+      continue;
+    }
+    any = any || n.value;
+    all = all && n.value;
+  }
+  if (op == Op::Not)
+    return allConstant ? std::optional<bool>(!any) : std::nullopt;
+  if (op == Op::And && (!all || allConstant))
+    return all && allConstant;
+  if (op == Op::Or && (any || allConstant))
+    return any;
+  return std::nullopt;
 }
 
 /// div or mod of p by d after splitting off d's multiples (Normalize.h);
@@ -516,8 +582,10 @@ std::optional<Poly> Normalizer::mixedRadix(const Poly &p, int64_t dCoef, const M
 }
 
 /// Whether 0 <= b < m follows from the asserted ranges: b is a constant in
-/// range, or b = v*R + S with 0 <= v < U, R a positive monomial (or 1),
-/// 0 <= S < R and m = U*R (then b <= (U-1)*R + R-1 < m).
+/// range, or b = v*R + S with 0 <= v < U, R a positive constant times a
+/// positive monomial (or 1), 0 <= S < R and m = U*R (then
+/// 0 <= b <= (U-1)*R + R-1 < m). A constant in R covers digits of a
+/// constant radix, `2*y1 + y2 < 8` with y1 < 4 and y2 < 2.
 bool Normalizer::provenInRange(const Poly &b, const Poly &m, int depth) {
   auto bc = constantOf(b), mc = constantOf(m);
   if (bc && *bc >= 0 &&
@@ -540,11 +608,11 @@ bool Normalizer::provenInRange(const Poly &b, const Poly &m, int depth) {
       if (!q) {
         addTerm(rest, mono, c);
       } else {
-        linear = linear && c == 1 && !std::count(q->begin(), q->end(), v) && r.empty();
-        addTerm(r, *q, 1);
+        linear = linear && c >= 1 && !std::count(q->begin(), q->end(), v) && r.empty();
+        addTerm(r, *q, c);
       }
     }
-    if (!linear || r.size() != 1 || !isPositive(r.begin()->first))
+    if (!linear || r.size() != 1 || r.begin()->second < 1 || !isPositive(r.begin()->first))
       continue;
     if (product(*upper, r) == m && provenInRange(rest, r, depth + 1))
       return true;

@@ -18,7 +18,11 @@
 //     `K*M`: `P div (K*M) = (P div M) div K`, and `B div M = 0` when
 //     `0 <= B < M` follows from asserted index ranges (mixed-radix digits);
 //   - `M*A1 + B1 == M*A2 + B2` with `0 <= B1, B2 < M` becomes
-//     `A1 == A2 && B1 == B2`.
+//     `A1 == A2 && B1 == B2`;
+//   - a comparison that the range of a division atom decides
+//     (`0 <= y div q` and `y div q < 8` when `0 <= y < 8*q`) becomes true,
+//     and And, Or and Not of constants fold, so a guarded chunk number
+//     `ite(0 <= A && A < 8, A, -1)` becomes A.
 // A symbolic divisor must be a product of variables asserted `>= 1`. Every
 // rewrite is an identity under the query's top-level conjuncts (positivity,
 // index ranges, definitions), which the result keeps; the ranges themselves

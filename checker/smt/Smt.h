@@ -9,11 +9,14 @@
 //
 // Determinism: every query runs with a fixed random seed and a resource limit
 // (rlimit), so the same query gets the same answer on every run and machine;
-// a wall-clock timeout is only a backstop and its expiry is `Unknown`. Every
-// solved query gets a fresh solver; the Z3 context it lives in is shared by
-// the Contexts of one run through a `smt::SolverBackend` (creating a Z3
-// context costs more than most queries take to solve). A run's queries are
-// asked in a fixed order, so a run's answers are the same every time.
+// a wall-clock timeout is only a backstop and its expiry is `Unknown`. A
+// query that misses the cache is first searched for a model by evaluation
+// (checker/smt/ModelSearch.h: a model found is a "sat" answer; nothing else
+// is concluded there), then asked of Z3 in its own scope of the one solver of
+// a `smt::SolverBackend`, shared by the Contexts of one run (creating a Z3
+// context or solver costs more than most queries take to solve). A run's
+// queries are asked in a fixed order, so a run's answers are the same every
+// time.
 //
 // This layer knows nothing of tensors or sharding: checker/Encoding.h speaks
 // the domain's words on top of it. One Context per edge keeps memory bounded;
@@ -103,7 +106,9 @@ struct SolverOptions {
 /// Solver work on the queries of one name.
 struct SolvedQueries {
   uint64_t count = 0;
-  double milliseconds = 0;
+  uint64_t sat = 0;        ///< Of `count`, answered Sat.
+  uint64_t bySearch = 0;   ///< Of `sat`, found by the model search (no Z3).
+  double milliseconds = 0; ///< CPU time of the solving thread (the machine may be shared).
 };
 
 /// Counts of solver work, for benchmarks and summaries.
@@ -111,6 +116,11 @@ struct SolverStats {
   uint64_t queries = 0;
   uint64_t cacheHits = 0;
   uint64_t sat = 0, unsat = 0, unknown = 0;
+  /// Sat answers found by evaluating candidate models (checker/smt/ModelSearch.h).
+  uint64_t satBySearch = 0;
+  /// Models of a normalized query that the query as built does not satisfy:
+  /// each is a normalization bug (and was not used); tests require none.
+  uint64_t searchModelsRejected = 0;
   /// Queries that reached the solver, by name (a minimization round counts
   /// under its query's name with ".min").
   std::map<std::string, SolvedQueries> solvedByName;
@@ -192,6 +202,12 @@ public:
 
 private:
   SolverBackend &backend();
+  QueryResult solve(const std::string &name, const std::vector<uint32_t> &built,
+                    const std::vector<std::string> &modelVars, const SolverOptions &options,
+                    bool &bySearch);
+  std::optional<QueryResult> satBySearch(const std::vector<uint32_t> &asked,
+                                         const std::vector<uint32_t> &built,
+                                         const std::vector<std::string> &modelVars);
 
   std::unique_ptr<Impl> impl_;
   SolverOptions options_;

@@ -66,7 +66,9 @@ std::string TermDag::canonicalKey(const std::vector<uint32_t> &roots,
                                   const std::vector<std::string> &modelVars) const {
   // Post-order: a node is written once all its kids have local numbers, so
   // the text is a topological listing of the query.
-  std::unordered_map<uint32_t, uint32_t> local;
+  constexpr uint32_t unnumbered = UINT32_MAX;
+  std::vector<uint32_t> local(nodes_.size(), unnumbered); // node -> local number
+  uint32_t numbered = 0;
   std::string out;
   auto emit = [&](uint32_t i) {
     const Node &n = nodes_[i];
@@ -77,16 +79,16 @@ std::string TermDag::canonicalKey(const std::vector<uint32_t> &roots,
       appendNumber(out, n.value);
     for (uint32_t k = 0; k < n.kidCount; ++k) {
       out += ' ';
-      appendNumber(out, local.at(kidsOf(n)[k]));
+      appendNumber(out, local[kidsOf(n)[k]]);
     }
     out += '\n';
-    local.emplace(i, static_cast<uint32_t>(local.size()));
+    local[i] = numbered++;
   };
   for (uint32_t root : roots) {
     postOrder(
-        root, [&](uint32_t i) { return local.count(i) > 0; }, emit);
+        root, [&](uint32_t i) { return local[i] != unnumbered; }, emit);
     out += "!";
-    appendNumber(out, local.at(root));
+    appendNumber(out, local[root]);
     out += '\n';
   }
   for (const auto &v : modelVars)

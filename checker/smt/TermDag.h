@@ -53,6 +53,7 @@ public:
   uint32_t apply(Op op, const std::vector<uint32_t> &kids);
 
   const Node &node(uint32_t i) const { return nodes_[i]; }
+  size_t size() const { return nodes_.size(); }
   const uint32_t *kidsOf(const Node &n) const { return kids_.data() + n.firstKid; }
   const std::string &nameOf(const Node &n) const { return names_[static_cast<size_t>(n.value)]; }
   /// The node of a variable created before, or -1.

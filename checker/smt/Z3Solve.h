@@ -1,8 +1,10 @@
 // Solving a query of the term DAG with Z3 (private to checker/smt/).
 //
 // Each call translates the query's nodes into the backend's Z3 context and
-// solves them with a fresh solver: no assertion or learned lemma of one query
-// reaches another. The terms are released when the call returns.
+// solves them in a push/pop scope of the backend's one solver, a tactic
+// solver that runs its tactic on a fresh goal at every check: no assertion or
+// learned lemma of one query reaches another. The terms are released when
+// the call returns.
 //
 // This file does not cache, count or name queries; Smt.cpp does.
 #pragma once
