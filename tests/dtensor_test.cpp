@@ -196,7 +196,12 @@ enum class Judged { Confirmed, Refuted, Neither };
 /// modelled as DTensor's collective, an unknown).
 std::optional<RunReport> runDTensorsSequence(const std::string &path, Judged &judged) {
   std::string text = readInputFile(path);
-  InputDocument in = readInputDocument(text, path);
+  InputDocument in;
+  try {
+    in = readInputDocument(text, path);
+  } catch (const InputError &) {
+    return std::nullopt; // a rejected recording: the golden test pins its error
+  }
   if (in.doc.fusions.size() < 2)
     return std::nullopt;
   DocumentOptions options;
@@ -269,7 +274,8 @@ TEST(DTensorInput, CheckShardingReadsADTensorDocumentAndNamesTheStep) {
   EXPECT_NE(run.out.find("host IR Communication 0, Allgather over teams (0 2)(1 3), is refuted"),
             std::string::npos)
       << run.out;
-  EXPECT_NE(run.out.find("counterexample: device 0 expects T0[0, 3] at offset 6 of its T1 buffer"), std::string::npos)
+  EXPECT_NE(run.out.find("counterexample: device 0 expects T0[0, 3] at offset 6 of its T1 buffer"),
+            std::string::npos)
       << run.out;
   EXPECT_NE(run.out.find("DTensor's sequence: 2 collectives, 72 bytes per rank"), std::string::npos)
       << run.out;

@@ -7,7 +7,8 @@
 //
 // DTensor documents (corpus/dtensor/*.json, docs/dtensor.md) are read the
 // way check-sharding reads them and state their expectations in an `expect`
-// array of the same lines without `//`.
+// array of the same lines without `//`; one the reader rejects states its
+// located error (`EXPECT-ERROR: CODE LINE:COL`) and exit status 2.
 //
 // This file does not run the command line (tests/driver_test.cpp does).
 #include "checker/CheckDocument.h"
@@ -56,10 +57,12 @@ std::vector<std::string> dtensorFiles() {
 
 struct Expectation {
   std::string kind; // EXPECT, EXPECT-COMPILER, EXPECT-LINT, EXPECT-EXIT, EXPECT-ALL-EDGES,
-                    // EXPECT-PARTIAL
+                    // EXPECT-PARTIAL, EXPECT-ERROR
   std::optional<int> fusion;
   std::string producer, consumer, communication, status;
   std::string lintCode, lintTensor;
+  std::string errorCode; // EXPECT-ERROR: the input error's code and location
+  int errorLine = 0, errorColumn = 0;
   int exitStatus = -1;
   bool partial = false;
   int line = 0;
@@ -93,6 +96,7 @@ std::vector<Expectation> readExpectations(const std::string &path) {
   static const std::regex exitRe(R"(^\s*//\s*EXPECT-EXIT:\s*(\d+))");
   static const std::regex allRe(R"(^\s*//\s*EXPECT-ALL-EDGES:\s*(\S+)(?:\s+(\S+))?)");
   static const std::regex partialRe(R"(^\s*//\s*EXPECT-PARTIAL:\s*(true|false)\s*$)");
+  static const std::regex errorRe(R"(^\s*//\s*EXPECT-ERROR:\s*([\w-]+)\s+(\d+):(\d+)\s*$)");
   while (std::getline(in, line)) {
     ++n;
     std::smatch m;
@@ -119,6 +123,11 @@ std::vector<Expectation> readExpectations(const std::string &path) {
     } else if (std::regex_search(line, m, partialRe)) {
       e.kind = "EXPECT-PARTIAL";
       e.partial = m[1] == "true";
+    } else if (std::regex_search(line, m, errorRe)) {
+      e.kind = "EXPECT-ERROR";
+      e.errorCode = m[1];
+      e.errorLine = std::stoi(m[2]);
+      e.errorColumn = std::stoi(m[3]);
     } else if (std::regex_search(line, m, allRe)) {
       e.kind = "EXPECT-ALL-EDGES";
       e.communication = m[1];
@@ -223,18 +232,40 @@ bool hasLint(const DocumentReport &report, const Expectation &e) {
   return false;
 }
 
+/// A file the reader rejects: its error is the expected one, and the file
+/// states only that and check-sharding's exit status for it (2).
+void expectInputError(const Expectation &want, const std::vector<Expectation> &all,
+                      const Diagnostic &got) {
+  EXPECT_EQ(got.code, want.errorCode) << got.message;
+  EXPECT_EQ(got.loc.line, want.errorLine) << got.message;
+  EXPECT_EQ(got.loc.column, want.errorColumn) << got.message;
+  for (const auto &e : all) {
+    if (e.kind == "EXPECT-EXIT") {
+      EXPECT_EQ(e.exitStatus, 2) << "an unreadable input exits 2";
+    } else if (e.kind != "EXPECT-ERROR") {
+      ADD_FAILURE() << e.text << ": an unreadable input has no verdicts";
+    }
+  }
+}
+
 class Golden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Golden, ExpectationsHold) {
   const std::string path = GetParam();
   auto expectations = readExpectations(path);
   ASSERT_FALSE(expectations.empty()) << path << " states no expectation";
+  auto wantError = std::find_if(expectations.begin(), expectations.end(),
+                                [](const Expectation &e) { return e.kind == "EXPECT-ERROR"; });
   Document doc;
   try {
     doc = dtensor::readInputDocumentFile(path).doc;
   } catch (const InputError &e) {
-    FAIL() << path << " is unreadable: " << e.what();
+    if (wantError == expectations.end())
+      FAIL() << path << " is unreadable: " << e.what();
+    expectInputError(*wantError, expectations, e.diagnostic());
+    return;
   }
+  ASSERT_TRUE(wantError == expectations.end()) << path << " reads, yet expects an input error";
   DocumentReport report = checkDocument(doc, DocumentOptions{});
   ASSERT_TRUE(report.readable()) << path << " is unreadable";
   auto edges = edgesOf(report);
