@@ -9,6 +9,7 @@
 
 #include "util/Diagnostics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -314,6 +315,21 @@ std::optional<DataType> castTarget(const std::string &op) {
   if (auto d = parseDataType(name))
     return d;
   return parseDataType("__" + name);
+}
+
+double reduceCombine(ReduceOp op, double a, double b) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return a + b;
+  case ReduceOp::Prod:
+    return a * b;
+  case ReduceOp::Max:
+  case ReduceOp::Min:
+    if (std::isnan(a) || std::isnan(b))
+      return std::numeric_limits<double>::quiet_NaN();
+    return op == ReduceOp::Max ? std::max(a, b) : std::min(a, b);
+  }
+  return a;
 }
 
 } // namespace shardcheck

@@ -2,11 +2,7 @@
 #include "executor/RunPlan.h"
 
 #include "executor/Backends.h"
-#include "executor/Executor.h"
 #include "util/Version.h"
-#ifdef SHARDCHECK_HAVE_MPI
-#include "executor/mpi/MpiBackend.h"
-#endif
 
 #include <nlohmann/json.hpp>
 
@@ -429,7 +425,7 @@ RunReport loadAndRun(Options &o, Backend &backend, std::ostream &out) {
       out << "\n";
     }
   }
-  return backend.run(plan, o.run);
+  return runPlan(plan, o.run, backend);
 }
 
 /// Prints the run (leader only) and writes the report; returns the status.
@@ -460,9 +456,6 @@ int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ost
   Options o;
   if (auto status = parseArgs(args, o, out, err))
     return *status;
-#ifdef SHARDCHECK_HAVE_MPI
-  MpiBackend::setTimeoutSeconds(o.backendOptions.timeoutSeconds); // Also the nccl coordinator's.
-#endif
   std::string why;
   std::unique_ptr<Backend> backend = createBackend(o.backend, o.backendOptions, why);
   if (!backend) {
@@ -491,7 +484,7 @@ int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ost
     err << o.plan << ": error: the " << o.backend << " backend failed: " << e.what() << "\n";
     status = 1;
   }
-  return agreeOnExitStatus(*backend, status);
+  return backend->coordinator().agreeOnStatus(status);
 }
 
 int runPlanMain(int argc, char **argv) {

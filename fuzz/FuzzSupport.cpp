@@ -9,8 +9,8 @@
 // itself: an escape is always either a rejected input or a violation.
 #include "fuzz/FuzzSupport.h"
 
-#include "executor/Executor.h"
 #include "executor/RunPlan.h"
+#include "executor/core/Run.h"
 #include "ir/FusionGraph.h"
 #include "ir/Json.h"
 #include "ir/Lints.h"

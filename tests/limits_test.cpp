@@ -8,8 +8,8 @@
 // bench/ measures how long they take.
 #include "checker/CheckDocument.h"
 #include "checker/Checker.h"
-#include "executor/Executor.h"
 #include "executor/RunPlan.h"
+#include "executor/core/Run.h"
 #include "ir/FusionGraph.h"
 #include "ir/Limits.h"
 #include "ir/reader/DumpReader.h"

@@ -10,8 +10,8 @@
 // plan_corpus_test.cpp.
 #include "checker/Checker.h"
 #include "checker/PlanBuilder.h"
-#include "executor/Executor.h"
 #include "executor/RunPlan.h"
+#include "executor/sim/SimBackend.h"
 #include "ir/reader/DumpReader.h"
 #include "plan/PlanVerifier.h"
 #include "tests/TestPaths.h"

@@ -18,6 +18,7 @@
 // they are given; launch errors are checked at launch.
 #pragma once
 
+#include "executor/core/DeviceError.h"
 #include "ir/Collectives.h"  // ReduceOp
 #include "ir/ElementTypes.h" // ElementType, roundToElementType
 
@@ -32,9 +33,9 @@
 namespace shardcheck::gpu {
 
 /// A failing CUDA or cuBLAS call: "file:line: call: error name: error string".
-class GpuError : public std::runtime_error {
+class GpuError : public DeviceError {
 public:
-  using std::runtime_error::runtime_error;
+  using DeviceError::DeviceError;
 };
 
 /// The number of CUDA devices; 0 when there is none or no usable driver.

@@ -36,6 +36,7 @@
 // Not thread-safe: one thread drives a world.
 #pragma once
 
+#include "executor/core/DeviceError.h"
 #include "ir/Collectives.h"  // CollectiveType, ReduceOp
 #include "ir/ElementTypes.h" // ElementType
 
@@ -56,9 +57,9 @@ namespace shardcheck::gpu {
 /// deadline expired, or a call was malformed. `what()` says which, e.g.
 /// "executor/gpu/NcclTeams.cpp:412: ncclAllGather failed: <ncclGetErrorString>
 /// (<ncclGetLastError>); communicators aborted".
-class NcclError : public std::runtime_error {
+class NcclError : public DeviceError {
 public:
-  using std::runtime_error::runtime_error;
+  using DeviceError::DeviceError;
 };
 
 /// How communicators are made and how long the host waits for NCCL.
