@@ -8,7 +8,6 @@
 // bench/ measures how long they take.
 #include "checker/CheckDocument.h"
 #include "checker/Checker.h"
-#include "executor/RunPlan.h"
 #include "executor/core/Run.h"
 #include "ir/FusionGraph.h"
 #include "ir/Limits.h"
@@ -16,6 +15,7 @@
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
 #include "tools/check_sharding/CheckSharding.h"
+#include "tools/run_plan/RunPlan.h"
 #include "util/Checked.h"
 
 #include <gtest/gtest.h>

@@ -38,18 +38,18 @@ std::vector<int64_t> communicatorOrder(const CollectiveCall &call) {
   return members;
 }
 
-namespace {
-
-/// nvFuser's words for a count mismatch of the equal-size collectives, kept
-/// so that a user who saw nvFuser fail recognizes the same failure here.
-constexpr const char *kSameCount = "all buffers must have the same number of elements";
-
-std::string teamStr(const std::vector<int64_t> &team) {
+std::string teamText(const std::vector<int64_t> &team) {
   std::string s = "(";
   for (size_t i = 0; i < team.size(); ++i)
     s += (i ? " " : "") + std::to_string(team[i]);
   return s + ")";
 }
+
+namespace {
+
+/// nvFuser's words for a count mismatch of the equal-size collectives, kept
+/// so that a user who saw nvFuser fail recognizes the same failure here.
+constexpr const char *kSameCount = "all buffers must have the same number of elements";
 
 std::string str(size_t n) {
   return std::to_string(n);
@@ -70,7 +70,7 @@ std::string describeCollective(const CollectiveCall &call) {
       pairs += (pairs.empty() ? "" : ", ") + std::to_string(src) + " -> " + std::to_string(dst);
     return s + " (" + pairs + ")";
   }
-  s += " over team " + teamStr(call.team);
+  s += " over team " + teamText(call.team);
   if (call.root) {
     bool sends = collectiveInfo(call.kind).root == RootRole::Sends;
     s += (sends ? " from root " : " to root ") + std::to_string(*call.root);
@@ -253,7 +253,8 @@ void checkCollectiveCounts(const CollectiveCall &call, const std::map<int64_t, i
 }
 
 int64_t perRankChunk(const CollectiveCall &call, const std::map<int64_t, int64_t> &in) {
-  if (call.kind == CollectiveType::SendRecv || call.team.empty())
+  if (call.kind == CollectiveType::SendRecv ||
+      collectiveInfo(call.kind).in == ChunkMultiple::Varies || call.team.empty())
     return 0;
   bool rootSends = collectiveInfo(call.kind).root == RootRole::Sends;
   int64_t sender = rootSends ? *call.root : call.team[0];
@@ -338,8 +339,9 @@ int64_t collectiveBytesMoved(const CollectiveCall &call, const std::map<int64_t,
   case CollectiveType::Reduce: {
     int64_t root = call.root.value_or(-1);
     int64_t others = n - (isMember(root) ? 1 : 0);
-    int64_t chunk = call.kind == CollectiveType::Gather ? size(out, root) / std::max<int64_t>(n, 1)
-                                                        : size(out, root);
+    // The root's output: n chunks (Gather) or one (Reduce).
+    bool teamChunks = collectiveInfo(call.kind).out == ChunkMultiple::Team;
+    int64_t chunk = teamChunks ? size(out, root) / std::max<int64_t>(n, 1) : size(out, root);
     values = chunk * others;
     break;
   }

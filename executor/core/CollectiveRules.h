@@ -72,6 +72,8 @@ std::vector<int64_t> teamParticipants(const PlanTeam &team);
 /// root outside them (the root joins last).
 std::vector<int64_t> communicatorOrder(const CollectiveCall &call);
 
+/// "(0 1)": a team's devices in rank order, for messages.
+std::string teamText(const std::vector<int64_t> &team);
 /// "Gather over team (0 1) to root 2": how every error of `call` starts.
 std::string describeCollective(const CollectiveCall &call);
 

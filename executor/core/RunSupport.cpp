@@ -3,6 +3,7 @@
 
 #include "executor/LocalCompute.h"
 #include "executor/Reference.h"
+#include "executor/core/CollectiveRules.h"
 #include "util/Checked.h"
 
 #include <sys/resource.h>
@@ -21,13 +22,6 @@ namespace {
 
 std::string tensorName(TensorNum t) {
   return "T" + std::to_string(t);
-}
-
-std::string devicesStr(const std::vector<int64_t> &v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? " " : "") + std::to_string(v[i]);
-  return s + ")";
 }
 
 } // namespace
@@ -300,7 +294,7 @@ std::string describeStep(const Plan &plan, const PlanStep &s) {
           teams += " " + std::to_string(src) + "->" + std::to_string(dst);
         continue;
       }
-      teams += devicesStr(t.devices);
+      teams += teamText(t.devices);
       if (t.root)
         teams += " root " + std::to_string(*t.root);
     }

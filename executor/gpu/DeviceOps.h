@@ -3,7 +3,8 @@
 // segment reductions, dot products and cuBLAS matrix products).
 //
 // Plain C++ header: no CUDA header is included, so g++-compiled code (the
-// executor, the tests) can use it; the implementation is DeviceOps.cu.
+// executor, the tests) can use it; the implementation is DeviceArrays.cu,
+// DevicePointwise.cu, DeviceReductions.cu and DeviceGemm.cu (by job).
 //
 // Semantics follow the reference evaluator: every op code means what
 // executor/Pointwise.cpp's rule computes (see OpCodes.h), and storing a value

@@ -1,5 +1,5 @@
 // The backends a run-plan build has; see Backends.h.
-#include "executor/Backends.h"
+#include "tools/run_plan/Backends.h"
 
 #include "executor/sim/SimBackend.h"
 #ifdef SHARDCHECK_HAVE_MPI

@@ -1,4 +1,5 @@
-// The backends a run-plan build has, by name.
+// The backends a run-plan build has, by name: the composition root that
+// puts a backend together from its Device and Coordinator.
 //
 // `sim` always; `mpi` when the build found MPI (one process per device under
 // mpirun); `nccl` when it found CUDA and NCCL (GPUs, one process or one per
