@@ -11,7 +11,7 @@
 //
 // Failures: a step that cannot run as the plan says throws StepFailure
 // (RunSupport.h); the machine failing (a CUDA or NCCL error) throws a
-// DeviceError, reported as failureKind().
+// DeviceError (DeviceError.h), reported as failureKind().
 //
 // This file does not decide anything about a plan and holds no buffers.
 #pragma once

@@ -4,7 +4,8 @@
 // throws it elsewhere with a BackendError.
 //
 // A header of its own, with nothing else, so that the GPU layers (compiled
-// by nvcc too) can derive their errors from it.
+// by nvcc too) can derive their errors from it. This file does not say what
+// a failure means for the run (executor/core/Run.h does).
 #pragma once
 
 #include <stdexcept>

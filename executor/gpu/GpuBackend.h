@@ -23,7 +23,8 @@
 // failure on every process; device memory is freed on every path.
 //
 // Validation is the run loop's: buffers are downloaded and compared with the
-// double-precision reference.
+// double-precision reference. This file does not run steps (GpuDevice.h)
+// or decide what a run does (executor/core/Run.h).
 #pragma once
 
 #include "executor/core/Run.h"
