@@ -40,10 +40,13 @@ struct GpuConfig {
   /// A collective that does not finish within this many seconds aborts the
   /// run.
   double timeoutSeconds = 60;
+  /// One process per GPU (under a launcher; the coordinator then spans the
+  /// processes), else one process driving every GPU.
+  bool processPerGpu = false;
 };
 
-/// The nccl backend over `coordinator`: a LocalCoordinator drives every
-/// GPU from this process; another (mpi) runs one process per GPU.
+/// The nccl backend over `coordinator`: a LocalCoordinator when this
+/// process drives every GPU, the processes' one (mpi) with processPerGpu.
 class GpuBackend : public Backend {
 public:
   GpuBackend(GpuConfig config, std::unique_ptr<Coordinator> coordinator);

@@ -74,7 +74,7 @@ GpuBackend::~GpuBackend() {
 std::unique_ptr<Device> GpuBackend::openDevice(const Plan &plan) {
   int visible = gpu::deviceCount();
   std::unique_ptr<gpu::NcclWorld> world;
-  if (!dynamic_cast<LocalCoordinator *>(coordinator_.get())) {
+  if (config_.processPerGpu) {
     coordinator_->localDevices(plan.devices); // Checks the process count.
     world = multiProcessWorld(*coordinator_, visible);
   } else {

@@ -29,7 +29,8 @@ std::unique_ptr<Backend> createBackend(const std::string &name, const BackendOpt
 #ifdef SHARDCHECK_HAVE_GPU
   if (name == "nccl") {
     std::unique_ptr<Coordinator> coordinator = std::make_unique<LocalCoordinator>();
-    if (launchedAsSeveralProcesses()) {
+    bool processPerGpu = launchedAsSeveralProcesses();
+    if (processPerGpu) {
 #ifdef SHARDCHECK_HAVE_MPI
       coordinator = std::make_unique<MpiCoordinator>(options.timeoutSeconds);
 #else
@@ -37,8 +38,8 @@ std::unique_ptr<Backend> createBackend(const std::string &name, const BackendOpt
       return nullptr;
 #endif
     }
-    return std::make_unique<GpuBackend>(GpuConfig{options.gpus, options.timeoutSeconds},
-                                        std::move(coordinator));
+    return std::make_unique<GpuBackend>(
+        GpuConfig{options.gpus, options.timeoutSeconds, processPerGpu}, std::move(coordinator));
   }
 #endif
 #ifdef SHARDCHECK_HAVE_MPI
