@@ -12,13 +12,9 @@
 #include "ir/FusionGraph.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <limits>
 #include <memory>
 #include <set>
 #include <sstream>
-#include <unordered_map>
 
 namespace shardcheck {
 
