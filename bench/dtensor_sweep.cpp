@@ -13,7 +13,7 @@
 // with DTensor's own plans (the recordings in corpus/dtensor do that).
 #include "checker/CheckDocument.h"
 #include "dtensor/DTensorInput.h"
-#include "executor/Executor.h"
+#include "executor/sim/SimBackend.h"
 
 #include <nlohmann/json.hpp>
 

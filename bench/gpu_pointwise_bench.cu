@@ -10,7 +10,7 @@
 // not dominate. Exit status: 0, or 1 on a CUDA error.
 //
 // Build: nvcc -std=c++20 -arch=sm_90 -O3 -I. bench/gpu_pointwise_bench.cu
-//          executor/gpu/DeviceOps.cu executor/gpu/OpCodes.cpp -o gpu-pointwise-bench -lcublas
+//          executor/gpu/Device*.cu executor/gpu/OpCodes.cpp -o gpu-pointwise-bench -lcublas
 // Run:   gpu-pointwise-bench [--iterations N] [--max-mib M]
 #include "executor/gpu/DeviceOps.h"
 #include "executor/gpu/OpCodes.h"

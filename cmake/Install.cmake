@@ -12,7 +12,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(SC_INSTALLED_LIBRARIES sc_util sc_ir sc_dtensor sc_plan sc_lowering sc_smt sc_checker sc_check_sharding
+set(SC_INSTALLED_LIBRARIES sc_util sc_ir sc_dtensor sc_plan sc_lowering sc_smt sc_checker sc_tool_common sc_check_sharding
                            sc_api)
 set(SC_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/shardcheck)
 foreach(library IN LISTS SC_INSTALLED_LIBRARIES)
@@ -31,7 +31,7 @@ install(TARGETS ${SC_INSTALLED_LIBRARIES} EXPORT shardcheckTargets
 if(TARGET check-sharding)
   install(TARGETS check-sharding RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
-foreach(folder util ir dtensor plan checker tools/check_sharding)
+foreach(folder util ir dtensor plan checker tools/common tools/check_sharding)
   get_filename_component(parent ${folder} DIRECTORY)
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/${folder} DESTINATION ${SC_INSTALL_INCLUDEDIR}/${parent}
           FILES_MATCHING PATTERN "*.h"

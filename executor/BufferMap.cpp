@@ -159,7 +159,7 @@ std::vector<int64_t> BufferMap::compute(const PlanBuffer &b, int64_t device) con
       return {};
     if (b.collective == CollectiveType::Allreduce)
       return c.slots(device);
-    if (b.collective == CollectiveType::Reduce)
+    if (isRootedCollective(*b.collective)) // Reduce: the root's slots.
       return team->root ? c.slots(*team->root) : std::vector<int64_t>{};
     std::vector<int64_t> out; // ReduceScatter
     for (int64_t member : team->devices) {

@@ -34,7 +34,7 @@
 #pragma once
 
 #include "executor/BufferMap.h"
-#include "executor/SimCollectives.h"
+#include "executor/Pointwise.h"
 
 #include <map>
 #include <optional>

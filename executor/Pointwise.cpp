@@ -9,6 +9,7 @@
 
 #include "util/Diagnostics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -38,23 +39,10 @@ int64_t asInt(double v) {
 // here) then requires a case for every listed spelling. Spellings of one op
 // share a case.
 
-UnaryRule ruleOf(UnaryOp op) {
+/// The rule of a unary op that is one <cmath> function of x; nullopt for
+/// the others (ruleOf's switch names every op).
+std::optional<UnaryRule> cmathRule(UnaryOp op) {
   switch (op) {
-  case UnaryOp::Minus:
-  case UnaryOp::Neg:
-    return [](double x) { return -x; };
-  case UnaryOp::Not:
-  case UnaryOp::LogicalNot:
-    return [](double x) { return boolOf(x == 0.0); };
-  case UnaryOp::Tilde:
-  case UnaryOp::BitwiseNot:
-    return [](double x) { return static_cast<double>(~asInt(x)); };
-  case UnaryOp::Abs:
-  case UnaryOp::Fabs:
-    return [](double x) { return std::fabs(x); };
-  case UnaryOp::Relu:
-    // relu keeps NaN, as torch.relu does.
-    return [](double x) { return x > 0.0 || std::isnan(x) ? x : 0.0; };
   case UnaryOp::Exp:
     return [](double x) { return std::exp(x); };
   case UnaryOp::Exp2:
@@ -71,17 +59,6 @@ UnaryRule ruleOf(UnaryOp op) {
     return [](double x) { return std::log1p(x); };
   case UnaryOp::Sqrt:
     return [](double x) { return std::sqrt(x); };
-  case UnaryOp::Rsqrt:
-    return [](double x) { return 1.0 / std::sqrt(x); };
-  case UnaryOp::Reciprocal:
-    return [](double x) { return 1.0 / x; };
-  case UnaryOp::Sigmoid:
-    return sigmoid;
-  case UnaryOp::Silu:
-    return [](double x) { return x * sigmoid(x); };
-  case UnaryOp::Gelu:
-    // The exact (erf) GELU, for dumps that print it undecomposed.
-    return [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); };
   case UnaryOp::Sin:
     return [](double x) { return std::sin(x); };
   case UnaryOp::Cos:
@@ -118,6 +95,66 @@ UnaryRule ruleOf(UnaryOp op) {
     return [](double x) { return std::floor(x); };
   case UnaryOp::Trunc:
     return [](double x) { return std::trunc(x); };
+  default:
+    return std::nullopt;
+  }
+}
+
+UnaryRule ruleOf(UnaryOp op) {
+  switch (op) {
+  case UnaryOp::Minus:
+  case UnaryOp::Neg:
+    return [](double x) { return -x; };
+  case UnaryOp::Not:
+  case UnaryOp::LogicalNot:
+    return [](double x) { return boolOf(x == 0.0); };
+  case UnaryOp::Tilde:
+  case UnaryOp::BitwiseNot:
+    return [](double x) { return static_cast<double>(~asInt(x)); };
+  case UnaryOp::Abs:
+  case UnaryOp::Fabs:
+    return [](double x) { return std::fabs(x); };
+  case UnaryOp::Relu:
+    // relu keeps NaN, as torch.relu does.
+    return [](double x) { return x > 0.0 || std::isnan(x) ? x : 0.0; };
+  case UnaryOp::Exp:
+  case UnaryOp::Exp2:
+  case UnaryOp::Expm1:
+  case UnaryOp::Log:
+  case UnaryOp::Log2:
+  case UnaryOp::Log10:
+  case UnaryOp::Log1p:
+  case UnaryOp::Sqrt:
+  case UnaryOp::Sin:
+  case UnaryOp::Cos:
+  case UnaryOp::Tan:
+  case UnaryOp::Asin:
+  case UnaryOp::Acos:
+  case UnaryOp::Atan:
+  case UnaryOp::Sinh:
+  case UnaryOp::Cosh:
+  case UnaryOp::Tanh:
+  case UnaryOp::Asinh:
+  case UnaryOp::Acosh:
+  case UnaryOp::Atanh:
+  case UnaryOp::Erf:
+  case UnaryOp::Erfc:
+  case UnaryOp::Lgamma:
+  case UnaryOp::Ceil:
+  case UnaryOp::Floor:
+  case UnaryOp::Trunc:
+    return *cmathRule(op);
+  case UnaryOp::Rsqrt:
+    return [](double x) { return 1.0 / std::sqrt(x); };
+  case UnaryOp::Reciprocal:
+    return [](double x) { return 1.0 / x; };
+  case UnaryOp::Sigmoid:
+    return sigmoid;
+  case UnaryOp::Silu:
+    return [](double x) { return x * sigmoid(x); };
+  case UnaryOp::Gelu:
+    // The exact (erf) GELU, for dumps that print it undecomposed.
+    return [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); };
   case UnaryOp::Frac:
     return [](double x) { return x - std::trunc(x); };
   case UnaryOp::Nearbyint:
@@ -314,6 +351,21 @@ std::optional<DataType> castTarget(const std::string &op) {
   if (auto d = parseDataType(name))
     return d;
   return parseDataType("__" + name);
+}
+
+double reduceCombine(ReduceOp op, double a, double b) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return a + b;
+  case ReduceOp::Prod:
+    return a * b;
+  case ReduceOp::Max:
+  case ReduceOp::Min:
+    if (std::isnan(a) || std::isnan(b))
+      return std::numeric_limits<double>::quiet_NaN();
+    return op == ReduceOp::Max ? std::max(a, b) : std::min(a, b);
+  }
+  return a;
 }
 
 } // namespace shardcheck

@@ -9,6 +9,7 @@
 // pointwise.
 #pragma once
 
+#include "ir/Collectives.h"
 #include "ir/PointwiseOps.h"
 #include "ir/Types.h"
 
@@ -49,5 +50,10 @@ std::optional<TernaryRule> ternaryRule(const std::string &op);
 /// The dtype a cast spelling converts to: `__to_float` -> Float,
 /// `__float2bfloat` -> BFloat16, `(double)` -> Double.
 std::optional<DataType> castTarget(const std::string &op);
+
+/// `op` applied to two values (a reduction's and a reducing collective's
+/// combining rule); Max and Min propagate NaN (as torch.max does), so a NaN
+/// on one device cannot vanish from the result.
+double reduceCombine(ReduceOp op, double a, double b);
 
 } // namespace shardcheck

@@ -2,7 +2,7 @@
 # CMakeLists.txt before any library is defined).
 #
 # Every translation unit of the build (sc_util, sc_ir, sc_smt, sc_checker,
-# sc_check_sharding, sc_executor, sc_runplan and the harnesses) is compiled
+# sc_check_sharding, sc_executor, sc_run_plan and the harnesses) is compiled
 # with libFuzzer's coverage instrumentation (-fsanitize=fuzzer-no-link) and,
 # through SHARDCHECK_SANITIZE, AddressSanitizer and UndefinedBehaviorSanitizer
 # with recovery off, so that a bug anywhere under a harness aborts it. Only

@@ -9,8 +9,7 @@
 // itself: an escape is always either a rejected input or a violation.
 #include "fuzz/FuzzSupport.h"
 
-#include "executor/Executor.h"
-#include "executor/RunPlan.h"
+#include "executor/core/Run.h"
 #include "ir/FusionGraph.h"
 #include "ir/Json.h"
 #include "ir/Lints.h"
@@ -18,6 +17,7 @@
 #include "ir/reader/DumpReader.h"
 #include "tests/DocumentCompare.h"
 #include "tools/check_sharding/CheckSharding.h"
+#include "tools/run_plan/RunPlan.h"
 #include "util/Diagnostics.h"
 
 #include <cxxabi.h>

@@ -19,7 +19,8 @@
 //              kind's root-only side is the root's)
 //
 // What it does not do: run, check or encode a collective (the executor's
-// SimCollectives.h states the semantics; the checker encodes them).
+// executor/sim/SimCollectives.h states the semantics,
+// executor/core/CollectiveRules.h the count rules; the checker encodes them).
 #pragma once
 
 #include <array>

@@ -15,7 +15,11 @@
 #   CLI library and only it, tests and examples include it;
 # - dtensor/ (DTensor documents mapped to the IR) includes of shardcheck only
 #   ir/, util/ and itself, and nothing else includes dtensor/ but tools/,
-#   tests/, fuzz/ and bench/.
+#   tests/, fuzz/ and bench/;
+# - the executor's backends stay apart: executor/core/ (the run loop) and
+#   executor/'s own files include no backend (sim/, mpi/, gpu/) nor the host
+#   buffers (host/); host/ includes no backend; sim/, mpi/ and gpu/ include
+#   none of each other (tools/run_plan/ composes them), and gpu/ not host/.
 #
 # This file does not check link lines (CMakeLists.txt states those) and
 # reads only the first include of a line.
@@ -73,6 +77,22 @@ foreach(rel IN LISTS sources)
   endif()
   if(rel MATCHES "^executor/")
     forbid_include(${file} ${rel} "\"checker/" "" "the executor runs plans and never links the checker")
+  endif()
+  if(rel MATCHES "^executor/(core/)?[^/]+$")
+    forbid_include(${file} ${rel} "\"executor/(sim|mpi|gpu|host)/" ""
+                   "the run loop and its parts know no backend")
+  endif()
+  if(rel MATCHES "^executor/host/")
+    forbid_include(${file} ${rel} "\"executor/(sim|mpi|gpu)/" "" "host buffers know no backend")
+  endif()
+  foreach(backend sim mpi gpu)
+    if(rel MATCHES "^executor/${backend}/")
+      forbid_include(${file} ${rel} "\"executor/(sim|mpi|gpu)/" "\"executor/${backend}/"
+                     "the backends stay apart")
+    endif()
+  endforeach()
+  if(rel MATCHES "^executor/gpu/")
+    forbid_include(${file} ${rel} "\"executor/host/" "" "the nccl backend holds no host buffers")
   endif()
   if(NOT rel MATCHES "^(tools|tests|fuzz|bench|api)/")
     forbid_include(${file} ${rel} "\"tools/" "" "the tools sit on top")

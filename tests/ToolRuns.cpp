@@ -1,9 +1,9 @@
 // In-process tool runs for tests; see ToolRuns.h.
 #include "tests/ToolRuns.h"
 
-#include "executor/RunPlan.h"
 #include "tools/check_sharding/CheckSharding.h"
 #include "tools/check_sharding/Summary.h"
+#include "tools/run_plan/RunPlan.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,6 +1,6 @@
 // Running the two tools in-process from tests: check-sharding and run-plan
 // through their library entry points (tools/check_sharding/CheckSharding.h,
-// executor/RunPlan.h), with what they print kept, the scratch files tests
+// tools/run_plan/RunPlan.h), with what they print kept, the scratch files tests
 // hand them, and the exit status check-sharding gives a DocumentReport.
 //
 // This file does not spawn processes (tests/mpi_plans.sh runs the binaries)

@@ -15,7 +15,7 @@
 #include "dtensor/DTensorInput.h"
 #include "dtensor/DTensorReader.h"
 #include "dtensor/DTensorToIr.h"
-#include "executor/Executor.h"
+#include "executor/sim/SimBackend.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
@@ -62,10 +62,10 @@ TEST(DTensorReader, DetectsItsFormatByContent) {
 
 TEST(DTensorReader, ReadsEveryPlacementSpelling) {
   EXPECT_EQ(parsePlacement("Shard(1)")->dim, 1);
-  EXPECT_EQ(parsePlacement("S(0)")->kind, Placement::Kind::Shard);
+  EXPECT_EQ(parsePlacement("S(0)")->kind, dtensor::Placement::Kind::Shard);
   EXPECT_EQ(parsePlacement("Shard(dim=2)")->dim, 2);
-  EXPECT_EQ(parsePlacement("Replicate()")->kind, Placement::Kind::Replicate);
-  EXPECT_EQ(parsePlacement("R")->kind, Placement::Kind::Replicate);
+  EXPECT_EQ(parsePlacement("Replicate()")->kind, dtensor::Placement::Kind::Replicate);
+  EXPECT_EQ(parsePlacement("R")->kind, dtensor::Placement::Kind::Replicate);
   EXPECT_EQ(parsePlacement("Partial(max)")->reduceOp, "max");
   EXPECT_EQ(parsePlacement("P")->reduceOp, "sum");
   auto strided = parsePlacement("_StridedShard(0, split_factor=2)");

@@ -23,7 +23,7 @@
 // oracle relies on.
 #include "checker/Checker.h"
 #include "executor/Random.h"
-#include "executor/RunSupport.h"
+#include "executor/core/RunSupport.h"
 #include "ir/FusionBuilder.h"
 #include "ir/Printer.h"
 #include "ir/reader/DumpReader.h"

@@ -8,14 +8,14 @@
 // bench/ measures how long they take.
 #include "checker/CheckDocument.h"
 #include "checker/Checker.h"
-#include "executor/Executor.h"
-#include "executor/RunPlan.h"
+#include "executor/core/Run.h"
 #include "ir/FusionGraph.h"
 #include "ir/Limits.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
 #include "tools/check_sharding/CheckSharding.h"
+#include "tools/run_plan/RunPlan.h"
 #include "util/Checked.h"
 
 #include <gtest/gtest.h>

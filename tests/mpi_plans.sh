@@ -6,7 +6,7 @@
 # and a wrong process count must be a usage error (exit status 2).
 #
 # With `stopped-rank`, only this: one of 4 processes stops itself (SIGSTOP,
-# the SHARDCHECK_TEST_MPI_STOP hook of executor/mpi/MpiBackend.h) before a
+# the SHARDCHECK_TEST_MPI_STOP hook of executor/mpi/MpiCoordinator.h) before a
 # step; the others must end the job within --timeout-s plus a few seconds,
 # with exit status 4 and a message naming the rank and the step, and no
 # process may be left behind.
@@ -37,7 +37,7 @@ mpirun_np() { local n="$1"; shift; timeout 120 mpirun --allow-run-as-root --over
 
 # Rank 2 of 4 stops itself before step 1 (an Allreduce over (0 1)(2 3));
 # the job must end within --timeout-s (3 s) plus 12 s of mpirun start and
-# teardown, with MpiBackend::kTimeoutExitStatus.
+# teardown, with MpiCoordinator::kTimeoutExitStatus.
 # True when PID has exited (or is a zombie) within SECONDS seconds.
 process_gone_within() {
   local seconds="$1" pid="$2" i

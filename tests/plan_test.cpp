@@ -10,13 +10,13 @@
 // plan_corpus_test.cpp.
 #include "checker/Checker.h"
 #include "checker/PlanBuilder.h"
-#include "executor/Executor.h"
-#include "executor/RunPlan.h"
+#include "executor/sim/SimBackend.h"
 #include "ir/reader/DumpReader.h"
 #include "plan/PlanVerifier.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
 #include "tools/check_sharding/CheckSharding.h"
+#include "tools/run_plan/RunPlan.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

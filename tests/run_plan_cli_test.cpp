@@ -9,10 +9,10 @@
 // This file does not run plans under mpirun (tests/mpi_plans.sh does, the
 // stopped-rank timeout included) or test the exit statuses of good runs
 // (plan_test.cpp).
-#include "executor/RunPlan.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
 #include "tools/check_sharding/CheckSharding.h"
+#include "tools/run_plan/RunPlan.h"
 
 #include <gtest/gtest.h>
 

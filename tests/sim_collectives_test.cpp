@@ -1,4 +1,4 @@
-// The sim backend's collectives (executor/SimCollectives.h).
+// The sim backend's collectives (executor/sim/SimCollectives.h).
 //
 // Inputs are chosen so that every value names where it came from: device d's
 // input holds 100*d + t at offset t, so an expected output spells out, in
@@ -6,7 +6,7 @@
 // Expectations are written out literally for small teams and computed from
 // the table's formulas for larger ones; property tests relate collectives to
 // each other on random sizes.
-#include "executor/SimCollectives.h"
+#include "executor/sim/SimCollectives.h"
 
 #include <gtest/gtest.h>
 
@@ -35,9 +35,9 @@ struct World {
       m[d] = &b;
     return m;
   }
-  void run(const SimCollectiveCall &call) { runSimCollective(call, inPtrs(), outPtrs()); }
+  void run(const CollectiveCall &call) { runSimCollective(call, inPtrs(), outPtrs()); }
   /// The error message `call` throws, or "" when it succeeds.
-  std::string error(const SimCollectiveCall &call) {
+  std::string error(const CollectiveCall &call) {
     try {
       run(call);
     } catch (const CollectiveError &e) {
@@ -67,9 +67,9 @@ World world(const std::vector<int64_t> &members, int64_t inCount,
   return w;
 }
 
-SimCollectiveCall call(CollectiveType kind, std::vector<int64_t> team,
-                       std::optional<int64_t> root = std::nullopt, ReduceOp op = ReduceOp::Sum) {
-  SimCollectiveCall c;
+CollectiveCall call(CollectiveType kind, std::vector<int64_t> team,
+                    std::optional<int64_t> root = std::nullopt, ReduceOp op = ReduceOp::Sum) {
+  CollectiveCall c;
   c.kind = kind;
   c.team = std::move(team);
   c.root = root;
@@ -77,6 +77,17 @@ SimCollectiveCall call(CollectiveType kind, std::vector<int64_t> team,
   c.inputName = "T1";
   c.outputName = "T3";
   return c;
+}
+
+/// An AllToAllv of `team` with per-pair `counts`, from T1 to T3.
+void runSimAllToAllv(const std::vector<int64_t> &team,
+                     const std::vector<std::vector<int64_t>> &counts,
+                     const std::map<int64_t, const SimBuffer *> &in,
+                     const std::map<int64_t, SimBuffer *> &out, const std::string &,
+                     const std::string &) {
+  CollectiveCall c = call(CollectiveType::AllToAllv, team);
+  c.counts = counts;
+  runSimCollective(c, in, out);
 }
 
 std::vector<int64_t> iota(int64_t n, int64_t first = 0) {
@@ -541,7 +552,7 @@ TEST(SimCollectiveReduceScatter, CountMismatchesThrow) {
 
 TEST(SimCollectiveSendRecv, Pairs) {
   World w = world({0, 1, 2}, 2, {1, 2, 3}, 2);
-  SimCollectiveCall c = call(CollectiveType::SendRecv, {});
+  CollectiveCall c = call(CollectiveType::SendRecv, {});
   c.pairs = {{0, 3}, {2, 1}, {1, 2}};
   w.run(c);
   EXPECT_EQ(w.out[3], (SimBuffer{0, 1}));
@@ -552,7 +563,7 @@ TEST(SimCollectiveSendRecv, Pairs) {
 TEST(SimCollectiveSendRecv, ErrorsWriteNothing) {
   World w = world({0, 1}, 2, {2, 3}, 2);
   w.out[3] = untouched(3);
-  SimCollectiveCall c = call(CollectiveType::SendRecv, {});
+  CollectiveCall c = call(CollectiveType::SendRecv, {});
   c.pairs = {{0, 2}, {1, 3}};
   EXPECT_EQ(w.error(c), "SendRecv (0 -> 2, 1 -> 3): the receiver's buffer must have the sender's "
                         "size: output T3 on device 3 has 3, input T1 on device 1 has 2");
@@ -732,7 +743,7 @@ TEST(SimCollectiveProperty, CountCheckAgreesWithTheCollective) {
       CollectiveType::Reduce,    CollectiveType::ReduceScatter, CollectiveType::SendRecv};
   int agreedThrows = 0;
   for (int trial = 0; trial < 3000; ++trial) {
-    SimCollectiveCall call;
+    CollectiveCall call;
     call.kind = kinds[rng() % 9];
     int n = 1 + static_cast<int>(rng() % 4);
     for (int d = 0; d < n; ++d)

@@ -3,7 +3,8 @@
 // segment reductions, dot products and cuBLAS matrix products).
 //
 // Plain C++ header: no CUDA header is included, so g++-compiled code (the
-// executor, the tests) can use it; the implementation is DeviceOps.cu.
+// executor, the tests) can use it; the implementation is DeviceArrays.cu,
+// DevicePointwise.cu, DeviceReductions.cu and DeviceGemm.cu (by job).
 //
 // Semantics follow the reference evaluator: every op code means what
 // executor/Pointwise.cpp's rule computes (see OpCodes.h), and storing a value
@@ -18,6 +19,7 @@
 // they are given; launch errors are checked at launch.
 #pragma once
 
+#include "executor/core/DeviceError.h"
 #include "ir/Collectives.h"  // ReduceOp
 #include "ir/ElementTypes.h" // ElementType, roundToElementType
 
@@ -32,9 +34,9 @@
 namespace shardcheck::gpu {
 
 /// A failing CUDA or cuBLAS call: "file:line: call: error name: error string".
-class GpuError : public std::runtime_error {
+class GpuError : public DeviceError {
 public:
-  using std::runtime_error::runtime_error;
+  using DeviceError::DeviceError;
 };
 
 /// The number of CUDA devices; 0 when there is none or no usable driver.

@@ -36,6 +36,7 @@
 // Not thread-safe: one thread drives a world.
 #pragma once
 
+#include "executor/core/DeviceError.h"
 #include "ir/Collectives.h"  // CollectiveType, ReduceOp
 #include "ir/ElementTypes.h" // ElementType
 
@@ -54,11 +55,11 @@ namespace shardcheck::gpu {
 
 /// A CUDA or NCCL call failed, an asynchronous NCCL error was seen, a
 /// deadline expired, or a call was malformed. `what()` says which, e.g.
-/// "executor/gpu/NcclTeams.cpp:412: ncclAllGather failed: <ncclGetErrorString>
+/// "executor/gpu/NcclCollectives.cpp:412: ncclAllGather failed: <ncclGetErrorString>
 /// (<ncclGetLastError>); communicators aborted".
-class NcclError : public std::runtime_error {
+class NcclError : public DeviceError {
 public:
-  using std::runtime_error::runtime_error;
+  using DeviceError::DeviceError;
 };
 
 /// How communicators are made and how long the host waits for NCCL.
@@ -163,7 +164,8 @@ private:
 };
 
 /// One collective call. Semantics and element counts are those of
-/// SimCollectives.h, with k = `count`, the per-rank chunk:
+/// executor/sim/SimCollectives.h and executor/core/CollectiveRules.h, with k = `count`, the
+/// per-rank chunk:
 ///   Allgather     send k, recv n*k on every member
 ///   Gather        send k on members, recv n*k on the root only
 ///   Scatter       send n*k on the root, recv k on members
@@ -180,7 +182,7 @@ private:
 /// (as in MpiBackend): a Gather root only receives, a Scatter or Broadcast
 /// root only sends, a Reduce root contributes the operator's identity.
 struct NcclCall {
-  /// DESIGN section 3's table and AllToAllv (as SimCollectives.h defines
+  /// DESIGN section 3's table and AllToAllv (as executor/sim/SimCollectives.h defines
   /// it), not CollectivePermute.
   CollectiveType kind = CollectiveType::Allgather;
   /// World ranks in team rank order (unused by SendRecv).

@@ -5,10 +5,10 @@
 // The codes mean exactly what Pointwise.cpp's rules compute: same formulas,
 // same NaN behaviour, same integer semantics for `/`, `%` and `ceilDiv` when
 // the output is integral. The table of spellings lives in OpCodes.cpp; the
-// device implementation of each code lives in DeviceOps.cu.
+// device implementation of each code lives in DeviceSupport.cuh.
 //
 // Plain host C++ (no CUDA headers): included by g++-compiled code and by
-// DeviceOps.cu alike.
+// the .cu files alike.
 #pragma once
 
 #include <optional>

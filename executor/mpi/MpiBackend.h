@@ -1,135 +1,35 @@
-// The mpi backend: one process per plan device under mpirun, host buffers,
-// collectives through MPI.
+// The mpi backend: one process per plan device under mpirun, host buffers
+// (executor/host/HostDevice.h), collectives through MPI on team
+// communicators (MpiDevice.cpp), agreement through MpiCoordinator.h.
 //
-// Process r (MPI_COMM_WORLD rank) holds plan device devices[r]; the plan must
-// have exactly as many devices as there are processes. Each collective runs
-// on a communicator of its team in team rank order (created once per team
-// and cached), through the non-blocking MPI call of the same meaning:
-// MPI_Iallgather, MPI_Igatherv, MPI_Iscatterv, MPI_Ibcast, MPI_Ialltoall(v),
-// MPI_Iallreduce, MPI_Ireduce, MPI_Ireduce_scatter_block, and
-// MPI_Isend/MPI_Irecv pairs for SendRecv. A Gather, Scatter, Broadcast or
-// Reduce root outside the team joins that communicator last and only
-// receives (Gather, Reduce) or only sends (Scatter, Broadcast); a Reduce root
-// outside the team contributes the operator's identity.
+// Each collective runs on a communicator of its team in team rank order
+// (created once per team and cached), through the non-blocking MPI call of
+// the same meaning: MPI_Iallgather, MPI_Igatherv, MPI_Iscatterv, MPI_Ibcast,
+// MPI_Ialltoall(v), MPI_Iallreduce, MPI_Ireduce, MPI_Ireduce_scatter_block,
+// and MPI_Isend/MPI_Irecv pairs for SendRecv. A Gather, Scatter, Broadcast
+// or Reduce root outside the team joins that communicator last and only
+// receives (Gather, Reduce) or only sends (Scatter, Broadcast); a Reduce
+// root outside the team contributes the operator's identity.
 //
-// Counts are checked by the executor on every process before any call
-// (checkCollectiveCounts), and a failure on one process is agreed on by all
-// after every step, so a bad plan stops every process at the same step
-// instead of hanging one of them in MPI.
-//
-// No wait is unbounded: every MPI operation (the agreements too) is started
-// non-blocking and polled with MPI_Testall against a deadline (run-plan
-// --timeout-s, default 60 s; see setTimeoutSeconds). A process whose wait
-// expires prints its rank, the plan step and the operation it waited for,
-// and ends the whole job with MPI_Abort(kTimeoutExitStatus): a stopped, hung
-// or dead peer cannot leave the others spinning. MPI_Comm_create_group has no
-// non-blocking form, so the members of a team first meet in a bounded
-// exchange of empty messages.
-//
-// Test hook (tests/mpi_plans.sh only): SHARDCHECK_TEST_MPI_STOP=RANK:STEP
-// makes the process of that rank print its pid on stderr and stop itself
-// (SIGSTOP) as step STEP of the checked run begins: before the run for 0,
-// else once every rank agreed on step STEP-1's outcome.
-//
-// This file does not recover from a timeout (the job ends), does not bound
-// MPI_Init and does not catch a peer stopped between a team's meeting and its
-// MPI_Comm_create_group. It is compiled only when MPI is found; run-plan
-// --backend mpi says so otherwise.
+// This file is compiled only when MPI is found; run-plan --backend mpi says
+// so otherwise. It does not run the plan (executor/core/Run.h does).
 #pragma once
 
-#include "executor/Executor.h"
-
-#include <functional>
-#include <map>
-#include <memory>
-#include <optional>
-#include <string>
-#include <utility>
-#include <vector>
+#include "executor/core/Run.h"
+#include "executor/mpi/MpiCoordinator.h"
 
 namespace shardcheck {
 
 class MpiBackend : public Backend {
 public:
-  /// The exit status of a job ended because a wait expired (MPI_Abort's
-  /// error code; mpirun exits with it).
-  static constexpr int kTimeoutExitStatus = 4;
-  /// The deadline, in seconds, of every MPI wait of the backends created
-  /// afterwards (default: BackendOptions's). run-plan sets --timeout-s here
-  /// because createBackend constructs this backend without options.
-  static void setTimeoutSeconds(double seconds);
-
-  /// Initializes MPI if nobody has (and then finalizes it on destruction,
-  /// after a bounded barrier).
-  MpiBackend();
-  ~MpiBackend() override;
-  MpiBackend(const MpiBackend &) = delete;
-  MpiBackend &operator=(const MpiBackend &) = delete;
-
+  /// Every wait for the other processes is bounded by `timeoutSeconds`.
+  explicit MpiBackend(double timeoutSeconds) : coordinator_(timeoutSeconds) {}
   std::string name() const override { return "mpi"; }
-  std::vector<int64_t> localDevices(const std::vector<int64_t> &planDevices) override;
-  bool isLeader() const override { return rank_ == 0; }
-  int rank() const { return rank_; }
-  int size() const { return size_; }
-
-  void collective(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &inSizes,
-                  const std::map<int64_t, int64_t> &outSizes,
-                  const std::map<int64_t, const SimBuffer *> &in,
-                  const std::map<int64_t, SimBuffer *> &out) override;
-  void allToAllv(const std::vector<int64_t> &team, const std::vector<std::vector<int64_t>> &counts,
-                 const std::map<int64_t, const SimBuffer *> &in,
-                 const std::map<int64_t, SimBuffer *> &out, const std::string &inputName,
-                 const std::string &outputName) override;
-  std::optional<RunFailure> agreeOnFailure(const std::optional<RunFailure> &local) override;
-  std::vector<TensorCheck> gatherChecks(const std::vector<TensorCheck> &local) override;
-  /// runPlan, after noting the steps so that a timeout can name them.
-  RunReport run(const Plan &plan, const RunOptions &options) override;
-
-  /// The same exit status on every process: the leader's.
-  int agreeOnStatus(int status);
-  /// Copies the leader's `bytes` bytes at `data` into every process's `data`
-  /// (how the nccl backend shares NCCL's unique id).
-  void broadcastBytes(void *data, size_t bytes);
+  Coordinator &coordinator() override { return coordinator_; }
+  std::unique_ptr<Device> openDevice(const Plan &plan) override;
 
 private:
-  struct Comms;
-  int rankOf(int64_t device) const;
-  /// The communicator of `members` (plan devices, in rank order), or null
-  /// when this process is not one of them; for the collective step from
-  /// buffer `input` to `output` (named should the members not all come).
-  void *commOf(const std::vector<int64_t> &members, const std::string &input,
-               const std::string &output);
-  /// Returns once every process of `ranks` has called it (a bounded wait).
-  void meet(const std::vector<int> &ranks, const std::string &input, const std::string &output);
-  /// Completes the `n` requests at `requests` (MPI_Request *; void * keeps
-  /// mpi.h out of this header, as in commOf), or ends the job when they take
-  /// longer than the deadline; `what` names the wait for that message.
-  void complete(void *requests, int n, const std::function<std::string()> &what);
-  /// Prints this process's rank and `what` it waited for, then MPI_Abort.
-  [[noreturn]] void abortWaiting(const std::string &what) const;
-  /// World rank `root`'s `s`, on every process.
-  std::string broadcastString(const std::string &s, int root);
-  /// `step 3 (Allgather T1 -> T3 over (0 1))` for the collective step from
-  /// buffer `input` to `output`; `the outcome of step 3 (...)` for the
-  /// agreement under way.
-  std::string collectiveStep(const std::string &input, const std::string &output) const;
-  std::string agreementStep() const;
-  /// The test hook (see the file comment).
-  void stepBegins(size_t step);
-
-  bool ownsMpi_ = false;
-  double timeoutSeconds_;
-  int rank_ = 0, size_ = 1;
-  std::map<int64_t, int> rankOfDevice_;
-  std::unique_ptr<Comms> comms_;
-  int tag_ = 0;
-  /// The plan being run (empty for the nccl backend's coordinator): each
-  /// step's description, the collective steps by (input, output) buffer,
-  /// and the agreements so far (agreement k follows step k).
-  std::vector<std::string> steps_;
-  std::map<std::pair<std::string, std::string>, size_t> collectiveSteps_;
-  size_t agreements_ = 0;
-  std::optional<std::pair<int, size_t>> stopBefore_; ///< The test hook's rank and step.
+  MpiCoordinator coordinator_;
 };
 
 } // namespace shardcheck

@@ -7,8 +7,8 @@
 #include "tests/oracle/Oracle.h"
 
 #include "checker/PlanBuilder.h"
-#include "executor/Executor.h"
-#include "executor/RunSupport.h"
+#include "executor/core/RunSupport.h"
+#include "executor/sim/SimBackend.h"
 #include "ir/Printer.h"
 #include "ir/reader/DumpReader.h"
 

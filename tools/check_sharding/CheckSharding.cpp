@@ -15,6 +15,7 @@
 #include "tools/check_sharding/Render.h"
 #include "tools/check_sharding/Sarif.h"
 #include "tools/check_sharding/Summary.h"
+#include "tools/common/CommandLine.h"
 #include "util/Version.h"
 
 #include <nlohmann/json.hpp>
@@ -117,17 +118,10 @@ struct Options {
   std::vector<Input> inputs;
 };
 
-/// Parses an integer flag value; nullopt when malformed.
+/// Parses an integer flag value (at most 9 digits); nullopt when malformed.
 std::optional<int64_t> parseCount(const std::string &s) {
-  if (s.empty() || s.size() > 9)
-    return std::nullopt;
-  int64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9')
-      return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
+  auto v = parseDecimal(s, 0, 999999999);
+  return v ? std::optional<int64_t>(static_cast<int64_t>(*v)) : std::nullopt;
 }
 
 /// Reads option `a` when it chooses what the run writes (format, jobs, output
@@ -267,39 +261,24 @@ std::string checkCombination(Options &o) {
   return "";
 }
 
+const ToolInfo kTool{"check-sharding", kUsage, kVersion};
+
 /// Returns an exit status when parsing ends the run (help, bad usage).
 std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, std::istream &in,
                              std::ostream &out, std::ostream &err) {
-  auto bad = [&](const std::string &msg) {
-    err << "check-sharding: error: " << msg << "\n(run check-sharding --help for usage)\n";
-    return 2;
+  auto option = [&](const std::string &a, const NextValue &value) {
+    return parseOption(a, value, o);
   };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    auto value = [&]() -> std::optional<std::string> {
-      if (i + 1 >= args.size())
-        return std::nullopt;
-      return args[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      out << kUsage;
-      return 0;
-    }
-    if (a == "--version") {
-      out << "check-sharding " << kVersion << "\n";
-      return 0;
-    }
-    if (a.size() > 1 && a[0] == '-') {
-      if (std::string error = parseOption(a, value, o); !error.empty())
-        return bad(error);
-    } else {
-      o.files.push_back(a);
-    }
-  }
+  auto operand = [&](const std::string &a) {
+    o.files.push_back(a);
+    return std::string();
+  };
+  if (auto status = walkArguments(kTool, args, out, err, option, operand))
+    return status;
   if (std::string error = checksharding::expandInputs(o.files, in, o.inputs); !error.empty())
-    return bad(error);
+    return usageError(kTool, err, error);
   if (std::string error = checkCombination(o); !error.empty())
-    return bad(error);
+    return usageError(kTool, err, error);
   return std::nullopt;
 }
 

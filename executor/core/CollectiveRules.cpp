@@ -1,37 +1,48 @@
-// The sim backend's collectives; see SimCollectives.h.
+// The collective rules; see CollectiveRules.h.
 //
-// Structure: every call goes through two phases. The first checks the team,
-// the buffers' presence and their counts and computes every receiver's result
-// into a temporary; the second writes the temporaries into the output
-// buffers. So a failed check writes nothing, and a call whose input and
-// output are the same vector (in-place Allreduce) reads every input before
-// any output changes. Each row of the DESIGN table is one function that
-// reads it literally; Gather and Reduce share theirs with Allgather and
-// Allreduce, the table's "same, on the root only", with the root as the only
-// receiver. No collective is composed from others (ReduceScatter is not
-// Allreduce plus a slice), so the property tests relating them are real checks.
-#include "executor/SimCollectives.h"
+// Structure: CountCheck holds one call's count rules, one method per row of
+// the table that needs more than a line; AllToAllv's per-pair rules are
+// allToAllvOffsets. Error messages start with describeCollective(call).
+#include "executor/core/CollectiveRules.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <set>
 
 namespace shardcheck {
 
-double reduceCombine(ReduceOp op, double a, double b) {
-  switch (op) {
-  case ReduceOp::Sum:
-    return a + b;
-  case ReduceOp::Prod:
-    return a * b;
-  case ReduceOp::Max:
-  case ReduceOp::Min:
-    if (std::isnan(a) || std::isnan(b))
-      return std::numeric_limits<double>::quiet_NaN();
-    return op == ReduceOp::Max ? std::max(a, b) : std::min(a, b);
+CollectiveRole collectiveRole(CollectiveType kind, bool member, bool root) {
+  switch (collectiveInfo(kind).root) {
+  case RootRole::Sends:
+    return {root, member};
+  case RootRole::Receives:
+    return {member, root};
+  case RootRole::None:
+    break;
   }
-  return a;
+  return {member, member};
+}
+
+std::vector<int64_t> teamParticipants(const PlanTeam &team) {
+  std::set<int64_t> devices(team.devices.begin(), team.devices.end());
+  if (team.root)
+    devices.insert(*team.root);
+  for (const auto &[src, dst] : team.pairs)
+    devices.insert({src, dst});
+  return {devices.begin(), devices.end()};
+}
+
+std::vector<int64_t> communicatorOrder(const CollectiveCall &call) {
+  std::vector<int64_t> members = call.team;
+  if (call.root && std::find(members.begin(), members.end(), *call.root) == members.end())
+    members.push_back(*call.root);
+  return members;
+}
+
+std::string teamText(const std::vector<int64_t> &team) {
+  std::string s = "(";
+  for (size_t i = 0; i < team.size(); ++i)
+    s += (i ? " " : "") + std::to_string(team[i]);
+  return s + ")";
 }
 
 namespace {
@@ -39,16 +50,6 @@ namespace {
 /// nvFuser's words for a count mismatch of the equal-size collectives, kept
 /// so that a user who saw nvFuser fail recognizes the same failure here.
 constexpr const char *kSameCount = "all buffers must have the same number of elements";
-
-/// The results to write, receiver -> values (see the banner's two phases).
-using Results = std::map<int64_t, SimBuffer>;
-
-std::string teamStr(const std::vector<int64_t> &team) {
-  std::string s = "(";
-  for (size_t i = 0; i < team.size(); ++i)
-    s += (i ? " " : "") + std::to_string(team[i]);
-  return s + ")";
-}
 
 std::string str(size_t n) {
   return std::to_string(n);
@@ -59,8 +60,9 @@ std::string teamNeeds(size_t n, size_t k) {
   return "the team needs " + str(n) + " x " + str(k) + " = " + str(n * k);
 }
 
-/// The prefix of every error of `call`: "Gather over team (0 1) to root 2".
-std::string describe(const SimCollectiveCall &call) {
+} // namespace
+
+std::string describeCollective(const CollectiveCall &call) {
   std::string s = collectiveTypeName(call.kind);
   if (call.kind == CollectiveType::SendRecv) {
     std::string pairs;
@@ -68,7 +70,7 @@ std::string describe(const SimCollectiveCall &call) {
       pairs += (pairs.empty() ? "" : ", ") + std::to_string(src) + " -> " + std::to_string(dst);
     return s + " (" + pairs + ")";
   }
-  s += " over team " + teamStr(call.team);
+  s += " over team " + teamText(call.team);
   if (call.root) {
     bool sends = collectiveInfo(call.kind).root == RootRole::Sends;
     s += (sends ? " from root " : " to root ") + std::to_string(*call.root);
@@ -76,9 +78,11 @@ std::string describe(const SimCollectiveCall &call) {
   return s;
 }
 
+namespace {
+
 /// The team must be non-empty and duplicate-free, and rooted kinds need a
 /// root; errors start with `what`.
-void checkTeam(const SimCollectiveCall &call, const std::string &what) {
+void checkTeam(const CollectiveCall &call, const std::string &what) {
   auto fail = [&](const std::string &message) { throw CollectiveError(what + ": " + message); };
   if (call.team.empty())
     fail("the team is empty");
@@ -91,12 +95,12 @@ void checkTeam(const SimCollectiveCall &call, const std::string &what) {
 }
 
 /// The count rules of a collective on buffer sizes alone: the one check
-/// runSimCollective and every backend's count check run.
+/// every backend runs.
 class CountCheck {
 public:
-  CountCheck(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in,
+  CountCheck(const CollectiveCall &call, const std::map<int64_t, int64_t> &in,
              const std::map<int64_t, int64_t> &out)
-      : call_(call), in_(in), out_(out), what_(describe(call)) {}
+      : call_(call), in_(in), out_(out), what_(describeCollective(call)) {}
 
   void run() const;
 
@@ -158,7 +162,7 @@ private:
   /// Requires the equal inputs to split into one equal chunk per member.
   size_t splitInputs() const;
 
-  const SimCollectiveCall &call_;
+  const CollectiveCall &call_;
   const std::map<int64_t, int64_t> &in_, &out_;
   std::string what_;
 };
@@ -238,153 +242,19 @@ void CountCheck::run() const {
   }
 }
 
-/// One call whose counts were checked: its buffers, by device.
-struct Call {
-  const SimCollectiveCall &call;
-  const std::map<int64_t, const SimBuffer *> &in;
-  std::string what;
-
-  const std::vector<int64_t> &team() const { return call.team; }
-  size_t n() const { return call.team.size(); }
-  int64_t root() const { return *call.root; }
-  const SimBuffer &input(int64_t d) const { return *in.at(d); }
-};
-
-/// op over members i, in rank order, of in_team[i][offset + t], t < k. The
-/// fixed order makes results deterministic and independent of the map's.
-SimBuffer reduceMembers(const Call &c, size_t offset, size_t k) {
-  SimBuffer acc(c.input(c.team()[0]).begin() + offset, c.input(c.team()[0]).begin() + offset + k);
-  for (size_t i = 1; i < c.n(); ++i) {
-    const SimBuffer &src = c.input(c.team()[i]);
-    for (size_t t = 0; t < k; ++t)
-      acc[t] = reduceCombine(c.call.op, acc[t], src[offset + t]);
-  }
-  return acc;
-}
-
-/// out[i*k + t] = in_team[i][t] for each receiver (Allgather: members;
-/// Gather: the root, who contributes only when a member).
-Results gatherTo(const Call &c, const std::vector<int64_t> &receivers) {
-  SimBuffer all;
-  for (int64_t member : c.team())
-    all.insert(all.end(), c.input(member).begin(), c.input(member).end());
-  Results r;
-  for (int64_t d : receivers)
-    r[d] = all;
-  return r;
-}
-
-/// out_d[t] = in_root[r(d)*k + t]; the root sends whether or not it is a
-/// member.
-Results scatter(const Call &c) {
-  const SimBuffer &src = c.input(c.root());
-  size_t k = src.size() / c.n();
-  Results r;
-  for (size_t rank = 0; rank < c.n(); ++rank)
-    r[c.team()[rank]] = SimBuffer(src.begin() + rank * k, src.begin() + (rank + 1) * k);
-  return r;
-}
-
-/// out_d[t] = in_root[t] for every member d.
-Results broadcast(const Call &c) {
-  Results r;
-  for (int64_t d : c.team())
-    r[d] = c.input(c.root());
-  return r;
-}
-
-/// out_d[i*k + t] = in_team[i][r(d)*k + t].
-Results allToAll(const Call &c) {
-  size_t total = c.input(c.team()[0]).size(), k = total / c.n();
-  Results r;
-  for (size_t dr = 0; dr < c.n(); ++dr) {
-    SimBuffer &o = r[c.team()[dr]];
-    o.reserve(total);
-    for (int64_t src : c.team()) {
-      const SimBuffer &from = c.input(src);
-      o.insert(o.end(), from.begin() + dr * k, from.begin() + (dr + 1) * k);
-    }
-  }
-  return r;
-}
-
-/// out_d[t] = op over i of in_team[i][t] for each receiver (Allreduce:
-/// members; Reduce: the root, who contributes only when a member).
-Results reduceTo(const Call &c, const std::vector<int64_t> &receivers) {
-  SimBuffer reduced = reduceMembers(c, 0, c.input(c.team()[0]).size());
-  Results r;
-  for (int64_t d : receivers)
-    r[d] = reduced;
-  return r;
-}
-
-/// out_d[t] = op over i of in_team[i][r(d)*k + t].
-Results reduceScatter(const Call &c) {
-  size_t k = c.input(c.team()[0]).size() / c.n();
-  Results r;
-  for (size_t rank = 0; rank < c.n(); ++rank)
-    r[c.team()[rank]] = reduceMembers(c, rank * k, k);
-  return r;
-}
-
-/// out_dst[t] = in_src[t] for each pair.
-Results sendRecv(const Call &c) {
-  Results r;
-  for (const auto &[src, dst] : c.call.pairs)
-    r[dst] = c.input(src);
-  return r;
-}
-
-Results compute(const Call &c) {
-  switch (c.call.kind) {
-  case CollectiveType::Allgather:
-    return gatherTo(c, c.team());
-  case CollectiveType::Gather:
-    return gatherTo(c, {c.root()});
-  case CollectiveType::Scatter:
-    return scatter(c);
-  case CollectiveType::Broadcast:
-    return broadcast(c);
-  case CollectiveType::AllToAll:
-    return allToAll(c);
-  case CollectiveType::Allreduce:
-    return reduceTo(c, c.team());
-  case CollectiveType::Reduce:
-    return reduceTo(c, {c.root()});
-  case CollectiveType::ReduceScatter:
-    return reduceScatter(c);
-  case CollectiveType::SendRecv:
-    return sendRecv(c);
-  default:
-    return {};
-  }
-}
-
-/// The second phase: every check passed and every result is computed. Sizes
-/// were checked equal, so assignment keeps each buffer's size.
-void writeResults(Results &results, const std::map<int64_t, SimBuffer *> &out) {
-  for (auto &[d, values] : results)
-    *out.at(d) = std::move(values);
-}
-
-/// Device -> element count of the buffers present (a null entry is none).
-template <class Buffer> std::map<int64_t, int64_t> sizesOf(const std::map<int64_t, Buffer *> &m) {
-  std::map<int64_t, int64_t> sizes;
-  for (const auto &[d, buffer] : m)
-    if (buffer)
-      sizes[d] = static_cast<int64_t>(buffer->size());
-  return sizes;
-}
-
 } // namespace
 
-void checkCollectiveCounts(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in,
+void checkCollectiveCounts(const CollectiveCall &call, const std::map<int64_t, int64_t> &in,
                            const std::map<int64_t, int64_t> &out) {
-  CountCheck(call, in, out).run();
+  if (call.kind == CollectiveType::AllToAllv)
+    allToAllvOffsets(call, in, out);
+  else
+    CountCheck(call, in, out).run();
 }
 
-int64_t perRankChunk(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in) {
-  if (call.kind == CollectiveType::SendRecv || call.team.empty())
+int64_t perRankChunk(const CollectiveCall &call, const std::map<int64_t, int64_t> &in) {
+  if (call.kind == CollectiveType::SendRecv ||
+      collectiveInfo(call.kind).in == ChunkMultiple::Varies || call.team.empty())
     return 0;
   bool rootSends = collectiveInfo(call.kind).root == RootRole::Sends;
   int64_t sender = rootSends ? *call.root : call.team[0];
@@ -392,23 +262,11 @@ int64_t perRankChunk(const SimCollectiveCall &call, const std::map<int64_t, int6
   return shardcheck::perRankChunk(call.kind, in.at(sender), n).value_or(0);
 }
 
-void runSimCollective(const SimCollectiveCall &call, const std::map<int64_t, const SimBuffer *> &in,
-                      const std::map<int64_t, SimBuffer *> &out) {
-  checkCollectiveCounts(call, sizesOf(in), sizesOf(out));
-  Results results = compute(Call{call, in, describe(call)});
-  writeResults(results, out);
-}
-
-namespace {
-
-/// AllToAllv's count rules: an n x n matrix of non-negative counts whose
-/// rows the inputs hold and whose columns the outputs receive. Returns
-/// offsets[s][d], where s's chunk for d starts in in_s.
-std::vector<std::vector<size_t>> allToAllvOffsets(const SimCollectiveCall &call,
-                                                  const std::vector<std::vector<int64_t>> &counts,
+std::vector<std::vector<size_t>> allToAllvOffsets(const CollectiveCall &call,
                                                   const std::map<int64_t, int64_t> &in,
                                                   const std::map<int64_t, int64_t> &out) {
-  const std::string what = describe(call);
+  const std::vector<std::vector<int64_t>> &counts = call.counts;
+  const std::string what = describeCollective(call);
   auto fail = [&](const std::string &message) { throw CollectiveError(what + ": " + message); };
   checkTeam(call, what);
   const std::vector<int64_t> &team = call.team;
@@ -454,29 +312,59 @@ std::vector<std::vector<size_t>> allToAllvOffsets(const SimCollectiveCall &call,
   return offsets;
 }
 
-} // namespace
-
-void runSimAllToAllv(const std::vector<int64_t> &team,
-                     const std::vector<std::vector<int64_t>> &counts,
-                     const std::map<int64_t, const SimBuffer *> &in,
-                     const std::map<int64_t, SimBuffer *> &out, const std::string &inputName,
-                     const std::string &outputName) {
-  SimCollectiveCall call;
-  call.kind = CollectiveType::AllToAllv;
-  call.team = team;
-  call.inputName = inputName;
-  call.outputName = outputName;
-  std::vector<std::vector<size_t>> offsets =
-      allToAllvOffsets(call, counts, sizesOf(in), sizesOf(out));
-  Results results;
-  for (size_t d = 0; d < team.size(); ++d) {
-    SimBuffer &o = results[team[d]];
-    for (size_t s = 0; s < team.size(); ++s) {
-      const SimBuffer &from = *in.at(team[s]);
-      o.insert(o.end(), from.begin() + offsets[s][d], from.begin() + offsets[s][d + 1]);
-    }
+int64_t collectiveBytesMoved(const CollectiveCall &call, const std::map<int64_t, int64_t> &in,
+                             const std::map<int64_t, int64_t> &out, int elementSize) {
+  auto size = [](const std::map<int64_t, int64_t> &m, int64_t d) -> int64_t {
+    auto it = m.find(d);
+    return it == m.end() ? 0 : it->second;
+  };
+  int64_t n = static_cast<int64_t>(call.team.size());
+  auto isMember = [&](int64_t d) { return std::count(call.team.begin(), call.team.end(), d) > 0; };
+  int64_t values = 0;
+  switch (call.kind) {
+  case CollectiveType::Allgather: // Every member receives the others' chunks.
+    for (int64_t d : call.team)
+      values += size(out, d) - size(in, d);
+    break;
+  case CollectiveType::AllToAll: // Every member keeps its own chunk.
+    for (int64_t d : call.team)
+      values += n > 0 ? size(out, d) * (n - 1) / n : 0;
+    break;
+  case CollectiveType::Allreduce:     // Every member receives n-1 partials ...
+  case CollectiveType::ReduceScatter: // ... of its own output chunk.
+    for (int64_t d : call.team)
+      values += size(out, d) * (n - 1);
+    break;
+  case CollectiveType::Gather:
+  case CollectiveType::Reduce: {
+    int64_t root = call.root.value_or(-1);
+    int64_t others = n - (isMember(root) ? 1 : 0);
+    // The root's output: n chunks (Gather) or one (Reduce).
+    bool teamChunks = collectiveInfo(call.kind).out == ChunkMultiple::Team;
+    int64_t chunk = teamChunks ? size(out, root) / std::max<int64_t>(n, 1) : size(out, root);
+    values = chunk * others;
+    break;
   }
-  writeResults(results, out);
+  case CollectiveType::Scatter:
+  case CollectiveType::Broadcast:
+    for (int64_t d : call.team)
+      if (!call.root || d != *call.root)
+        values += size(out, d);
+    break;
+  case CollectiveType::SendRecv:
+    for (const auto &[src, dst] : call.pairs)
+      if (src != dst)
+        values += size(in, src);
+    break;
+  case CollectiveType::AllToAllv: // Every member keeps its own chunk.
+    for (size_t s = 0; s < call.counts.size(); ++s)
+      for (size_t j = 0; j < call.counts[s].size(); ++j)
+        values += s == j ? 0 : call.counts[s][j];
+    break;
+  case CollectiveType::CollectivePermute: // No plan runs it.
+    break;
+  }
+  return values * elementSize;
 }
 
 } // namespace shardcheck

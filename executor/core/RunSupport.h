@@ -1,15 +1,15 @@
-// The parts of running a plan that do not depend on where buffers live:
-// shared by the host executor (Executor.cpp: sim, mpi) and the GPU executor
-// (executor/gpu/), so both refuse, bind, check sizes, describe, place copies
-// and judge results the same way.
+// The parts of the run loop (executor/core/Run.cpp) that stand alone:
+// refusing, binding, checking sizes, describing steps, placing copies,
+// judging results, running steps in order and timing repeated runs.
 //
 // This file does not hold buffers or run anything.
 #pragma once
 
 #include "executor/BufferMap.h"
-#include "executor/Executor.h"
 #include "executor/Reference.h"
 #include "executor/Validate.h"
+#include "executor/core/Coordinator.h"
+#include "executor/core/RunReport.h"
 
 #include <functional>
 #include <map>
@@ -20,7 +20,7 @@
 namespace shardcheck {
 
 /// A step failed while running; becomes RunReport::failure. `kind`:
-/// count-error, plan-error or gpu-error.
+/// count-error, plan-error or a Device's failureKind() (gpu-error).
 struct StepFailure {
   std::string kind;
   std::string message;
@@ -28,8 +28,8 @@ struct StepFailure {
 
 /// Runs the plan's steps in order, timing each: `runStep` runs one (and may
 /// throw StepFailure). After every step the processes agree on a failure
-/// through `backend`; from the failed step on, steps are reported `not run`.
-void runStepsInOrder(const Plan &plan, Backend &backend, RunReport &report,
+/// through `coordinator`; from the failed step on, steps are reported `not run`.
+void runStepsInOrder(const Plan &plan, Coordinator &coordinator, RunReport &report,
                      const std::function<void(size_t, const PlanStep &, StepReport &)> &runStep);
 
 /// Runs the whole plan `options.warmup + options.repeats` times pipelined,
@@ -40,7 +40,7 @@ void runStepsInOrder(const Plan &plan, Backend &backend, RunReport &report,
 /// device. Every process starts each run together (the failure agreement is
 /// a barrier). A step failing sets report.failure ("while timing: ...") and
 /// leaves report.timing empty.
-void timeRepeatedRuns(const Plan &plan, Backend &backend, const RunOptions &options,
+void timeRepeatedRuns(const Plan &plan, Coordinator &coordinator, const RunOptions &options,
                       RunReport &report,
                       const std::function<void(size_t, const PlanStep &, bool)> &runStep,
                       const std::function<void()> &synchronizeAll);
@@ -94,11 +94,6 @@ std::vector<int64_t> copyGather(const Plan &plan, const BufferMap &map, const Pl
 
 /// `Allgather T1 -> T3 over (0 1)`, `T2 = +(T0, T3)`, `alias T1 -> T3`.
 std::string describeStep(const Plan &plan, const PlanStep &step);
-
-/// Bytes a collective delivers from other devices (StepReport::bytesMoved),
-/// from every participant's buffer sizes.
-int64_t collectiveBytesMoved(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in,
-                             const std::map<int64_t, int64_t> &out, int elementSize);
 
 /// The tolerance each tensor is judged with: its dtype's, widened by the
 /// reduction length along the longest chain of reductions feeding it, and

@@ -1,5 +1,7 @@
-// The run-plan driver: command-line parsing, loading and running a plan,
-// the per-step table, the JSON report (DESIGN section 6).
+// The run-plan command line: flags and usage (tools/common/CommandLine.h),
+// the backend by name (Backends.h), the plan file through executor/PlanFile.h
+// and executor/core/Run.h's runPlan, the per-step table, the JSON report
+// (DESIGN section 6).
 //
 // The tool's main is one call to runPlanMain, so tests run exactly the code
 // users run. Exit statuses: 0 every tensor the plan computes matches the
@@ -12,9 +14,8 @@
 // backend ends a job whose processes wait past --timeout-s with status 4
 // (executor/mpi/MpiBackend.h).
 //
-// This file does not run plans (executor/Executor.h), choose backends
-// (executor/Backends.h) or check standard output (the tool's main does,
-// tools/StdoutCheck.h).
+// This file does not run plans (executor/core/Run.h) or check standard
+// output (the tool's main does, tools/StdoutCheck.h).
 #pragma once
 
 #include <iosfwd>

@@ -1,8 +1,9 @@
 // Running a plan, independent of where buffers live; see RunSupport.h.
-#include "executor/RunSupport.h"
+#include "executor/core/RunSupport.h"
 
 #include "executor/LocalCompute.h"
 #include "executor/Reference.h"
+#include "executor/core/CollectiveRules.h"
 #include "util/Checked.h"
 
 #include <sys/resource.h>
@@ -21,13 +22,6 @@ namespace {
 
 std::string tensorName(TensorNum t) {
   return "T" + std::to_string(t);
-}
-
-std::string devicesStr(const std::vector<int64_t> &v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? " " : "") + std::to_string(v[i]);
-  return s + ")";
 }
 
 } // namespace
@@ -192,7 +186,7 @@ TensorCheck checkTensor(const Plan &plan, const BufferMap &map, const ReferenceR
   return check;
 }
 
-void runStepsInOrder(const Plan &plan, Backend &backend, RunReport &report,
+void runStepsInOrder(const Plan &plan, Coordinator &coordinator, RunReport &report,
                      const std::function<void(size_t, const PlanStep &, StepReport &)> &runStep) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep &step = plan.steps[i];
@@ -211,7 +205,7 @@ void runStepsInOrder(const Plan &plan, Backend &backend, RunReport &report,
         failure = RunFailure{i, f.kind, f.message};
       }
       // A failure on one process stops all of them at the same step.
-      report.failure = backend.agreeOnFailure(failure);
+      report.failure = coordinator.agreeOnFailure(failure);
       r.status = report.failure ? "failed" : "ok";
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
@@ -300,7 +294,7 @@ std::string describeStep(const Plan &plan, const PlanStep &s) {
           teams += " " + std::to_string(src) + "->" + std::to_string(dst);
         continue;
       }
-      teams += devicesStr(t.devices);
+      teams += teamText(t.devices);
       if (t.root)
         teams += " root " + std::to_string(*t.root);
     }
@@ -313,56 +307,6 @@ std::string describeStep(const Plan &plan, const PlanStep &s) {
     return "copy " + in + " -> " + s.output;
   }
   return "?";
-}
-
-/// Bytes a collective delivers from other devices (StepReport::bytesMoved).
-int64_t collectiveBytesMoved(const SimCollectiveCall &call, const std::map<int64_t, int64_t> &in,
-                             const std::map<int64_t, int64_t> &out, int elementSize) {
-  auto size = [](const std::map<int64_t, int64_t> &m, int64_t d) -> int64_t {
-    auto it = m.find(d);
-    return it == m.end() ? 0 : it->second;
-  };
-  int64_t n = static_cast<int64_t>(call.team.size());
-  auto isMember = [&](int64_t d) { return std::count(call.team.begin(), call.team.end(), d) > 0; };
-  int64_t values = 0;
-  switch (call.kind) {
-  case CollectiveType::Allgather: // Every member receives the others' chunks.
-    for (int64_t d : call.team)
-      values += size(out, d) - size(in, d);
-    break;
-  case CollectiveType::AllToAll: // Every member keeps its own chunk.
-    for (int64_t d : call.team)
-      values += n > 0 ? size(out, d) * (n - 1) / n : 0;
-    break;
-  case CollectiveType::Allreduce:     // Every member receives n-1 partials ...
-  case CollectiveType::ReduceScatter: // ... of its own output chunk.
-    for (int64_t d : call.team)
-      values += size(out, d) * (n - 1);
-    break;
-  case CollectiveType::Gather:
-  case CollectiveType::Reduce: {
-    int64_t root = call.root.value_or(-1);
-    int64_t others = n - (isMember(root) ? 1 : 0);
-    int64_t chunk = call.kind == CollectiveType::Gather ? size(out, root) / std::max<int64_t>(n, 1)
-                                                        : size(out, root);
-    values = chunk * others;
-    break;
-  }
-  case CollectiveType::Scatter:
-  case CollectiveType::Broadcast:
-    for (int64_t d : call.team)
-      if (!call.root || d != *call.root)
-        values += size(out, d);
-    break;
-  case CollectiveType::SendRecv:
-    for (const auto &[src, dst] : call.pairs)
-      if (src != dst)
-        values += size(in, src);
-    break;
-  default: // AllToAllv counts its bytes itself.
-    break;
-  }
-  return values * elementSize;
 }
 
 int64_t ToleranceTable::reductionLength(TensorNum t) {
@@ -405,7 +349,7 @@ Tolerance ToleranceTable::of(TensorNum t) {
   return tolerances_[t] = tol;
 }
 
-void timeRepeatedRuns(const Plan &plan, Backend &backend, const RunOptions &options,
+void timeRepeatedRuns(const Plan &plan, Coordinator &coordinator, const RunOptions &options,
                       RunReport &report,
                       const std::function<void(size_t, const PlanStep &, bool)> &runStep,
                       const std::function<void()> &synchronizeAll) {
@@ -422,7 +366,7 @@ void timeRepeatedRuns(const Plan &plan, Backend &backend, const RunOptions &opti
   std::vector<std::vector<double>> steps(plan.steps.size());
   for (bool synchronize : {false, true}) {
     for (int r = 0; r < timing.warmup + timing.repeats; ++r) {
-      backend.agreeOnFailure(std::nullopt);
+      coordinator.agreeOnFailure(std::nullopt);
       Clock::time_point start = Clock::now();
       for (size_t i = 0; i < plan.steps.size(); ++i) {
         Clock::time_point stepStart = Clock::now();

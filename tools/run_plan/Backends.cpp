@@ -1,11 +1,12 @@
 // The backends a run-plan build has; see Backends.h.
-#include "executor/Backends.h"
+#include "tools/run_plan/Backends.h"
 
+#include "executor/sim/SimBackend.h"
 #ifdef SHARDCHECK_HAVE_MPI
 #include "executor/mpi/MpiBackend.h"
 #endif
 #ifdef SHARDCHECK_HAVE_GPU
-#include "executor/gpu/GpuExecutor.h"
+#include "executor/gpu/GpuBackend.h"
 #endif
 
 namespace shardcheck {
@@ -27,22 +28,23 @@ std::unique_ptr<Backend> createBackend(const std::string &name, const BackendOpt
     return std::make_unique<SimBackend>();
 #ifdef SHARDCHECK_HAVE_GPU
   if (name == "nccl") {
-    std::unique_ptr<Backend> coordinator;
-    if (launchedAsSeveralProcesses()) {
+    std::unique_ptr<Coordinator> coordinator = std::make_unique<LocalCoordinator>();
+    bool processPerGpu = launchedAsSeveralProcesses();
+    if (processPerGpu) {
 #ifdef SHARDCHECK_HAVE_MPI
-      coordinator = std::make_unique<MpiBackend>();
+      coordinator = std::make_unique<MpiCoordinator>(options.timeoutSeconds);
 #else
       why = "one process per GPU needs MPI, which this run-plan was built without";
       return nullptr;
 #endif
     }
-    return std::make_unique<GpuBackend>(GpuConfig{options.gpus, options.timeoutSeconds},
-                                        std::move(coordinator));
+    return std::make_unique<GpuBackend>(
+        GpuConfig{options.gpus, options.timeoutSeconds, processPerGpu}, std::move(coordinator));
   }
 #endif
 #ifdef SHARDCHECK_HAVE_MPI
   if (name == "mpi")
-    return std::make_unique<MpiBackend>();
+    return std::make_unique<MpiBackend>(options.timeoutSeconds);
 #endif
   if (name == "mpi" || name == "nccl")
     why = "the " + name + " backend is not built into this run-plan (" +
@@ -51,20 +53,6 @@ std::unique_ptr<Backend> createBackend(const std::string &name, const BackendOpt
   else
     why = "unknown backend '" + name + "'";
   return nullptr;
-}
-
-int agreeOnExitStatus(Backend &backend, int status) {
-#ifdef SHARDCHECK_HAVE_MPI
-  Backend *coordinating = &backend;
-#ifdef SHARDCHECK_HAVE_GPU
-  if (auto *gpu = dynamic_cast<GpuBackend *>(&backend); gpu && gpu->coordinator())
-    coordinating = gpu->coordinator();
-#endif
-  if (auto *mpi = dynamic_cast<MpiBackend *>(coordinating))
-    return mpi->agreeOnStatus(status);
-#endif
-  (void)backend;
-  return status;
 }
 
 } // namespace shardcheck

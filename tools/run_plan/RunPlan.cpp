@@ -1,12 +1,10 @@
-// The run-plan driver; see RunPlan.h.
-#include "executor/RunPlan.h"
+// The run-plan command line; see RunPlan.h.
+#include "tools/run_plan/RunPlan.h"
 
-#include "executor/Backends.h"
-#include "executor/Executor.h"
+#include "executor/PlanFile.h"
+#include "tools/common/CommandLine.h"
+#include "tools/run_plan/Backends.h"
 #include "util/Version.h"
-#ifdef SHARDCHECK_HAVE_MPI
-#include "executor/mpi/MpiBackend.h"
-#endif
 
 #include <nlohmann/json.hpp>
 
@@ -103,17 +101,6 @@ struct Options {
   std::set<std::string> flags; ///< Every flag given, for kBackendFlags.
 };
 
-/// `s` as a decimal integer in [min, max] (digits only: no sign, no
-/// spaces), or nullopt.
-std::optional<uint64_t> parseDecimal(const std::string &s, uint64_t min, uint64_t max) {
-  uint64_t v = 0;
-  const char *end = s.data() + s.size();
-  auto [at, ec] = std::from_chars(s.data(), end, v);
-  if (s.empty() || s[0] < '0' || s[0] > '9' || ec != std::errc() || at != end || v < min || v > max)
-    return std::nullopt;
-  return v;
-}
-
 std::string joined(const std::vector<std::string> &v, const std::string &separator) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i)
@@ -131,105 +118,118 @@ std::string flagForAnotherBackend(const Options &o) {
   return "";
 }
 
+const ToolInfo kTool{"run-plan", kUsage, kShardcheckVersion};
+
+/// The value of `flag` as an integer in [min, max], or what is wrong.
+std::string readNumber(const std::string &flag, const NextValue &value, uint64_t min, uint64_t max,
+                       uint64_t &n) {
+  auto v = value();
+  auto parsed = v ? parseDecimal(*v, min, max) : std::nullopt;
+  if (!parsed)
+    return flag + " takes an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+           (v ? " (got '" + *v + "')" : "");
+  n = *parsed;
+  return "";
+}
+
+/// Reads `--bind NAME=VALUE`; what is wrong, or "".
+std::string readBinding(const NextValue &value, Options &o) {
+  auto v = value();
+  auto eq = v ? v->find('=') : std::string::npos;
+  if (eq == std::string::npos || eq == 0)
+    return "--bind takes NAME=VALUE, e.g. --bind i0=128";
+  std::string name = v->substr(0, eq), text = v->substr(eq + 1);
+  auto n = parseDecimal(text, 0, std::numeric_limits<int64_t>::max());
+  if (!n)
+    return "--bind " + name + ": '" + text + "' is not an integer from 0 to " +
+           std::to_string(std::numeric_limits<int64_t>::max());
+  if (o.run.symbols.count(name))
+    return "--bind " + name + " is given twice";
+  o.run.symbols[name] = static_cast<int64_t>(*n);
+  return "";
+}
+
+/// Reads an option that takes a number; nullopt when `a` is another one.
+std::optional<std::string> readNumberOption(const std::string &a, const NextValue &value,
+                                            Options &o) {
+  uint64_t n = 0;
+  std::string error;
+  if (a == "--gpus") {
+    error = readNumber(a, value, 1, 4096, n);
+    o.backendOptions.gpus = static_cast<int>(n);
+  } else if (a == "--timeout-s") {
+    error = readNumber(a, value, 1, kMaxCount, n);
+    o.backendOptions.timeoutSeconds = static_cast<double>(n);
+  } else if (a == "--repeat" || a == "--warmup") {
+    error = readNumber(a, value, a == "--repeat" ? 1 : 0, kMaxCount, n);
+    (a == "--repeat" ? o.run.repeats : o.run.warmup) = static_cast<int>(n);
+  } else if (a == "--seed") {
+    error = readNumber(a, value, 0, std::numeric_limits<uint64_t>::max(), n);
+    o.run.seed = n;
+  } else {
+    return std::nullopt;
+  }
+  return error;
+}
+
+/// Reads option `a`; what is wrong with it, or "".
+std::string readOption(const std::string &a, const NextValue &value, Options &o) {
+  o.flags.insert(a);
+  if (auto error = readNumberOption(a, value, o))
+    return *error;
+  if (a == "--quiet") {
+    o.quiet = true;
+  } else if (a == "--indexed-compute") {
+    o.run.indexedCompute = true;
+  } else if (a == "--no-check") {
+    o.run.check = false;
+  } else if (a == "--bind-auto") {
+    o.bindAuto = true;
+  } else if (a == "--allow-unverified") {
+    o.run.allowUnverified = true;
+  } else if (a == "--backend") {
+    auto v = value();
+    if (!v || (*v != "sim" && *v != "mpi" && *v != "nccl"))
+      return "--backend takes 'sim', 'mpi' or 'nccl'";
+    o.backend = *v;
+  } else if (a == "--bind") {
+    return readBinding(value, o);
+  } else if (a == "--report") {
+    auto v = value();
+    if (!v || v->empty())
+      return "--report takes a file name";
+    o.reportFile = *v;
+  } else {
+    return "unknown option '" + a + "'";
+  }
+  return "";
+}
+
+/// What is wrong with the flags together, or "".
+std::string checkCombination(const Options &o) {
+  if (o.plan.empty())
+    return "no plan file";
+  if (o.run.warmup > 0 && o.run.repeats == 0)
+    return "--warmup needs --repeat";
+  return flagForAnotherBackend(o);
+}
+
+/// Returns an exit status when parsing ends the run (help, bad usage).
 std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, std::ostream &out,
                              std::ostream &err) {
-  auto bad = [&](const std::string &msg) {
-    err << "run-plan: error: " << msg << "\n(run run-plan --help for usage)\n";
-    return 2;
+  auto option = [&](const std::string &a, const NextValue &value) {
+    return readOption(a, value, o);
   };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    auto value = [&]() -> std::optional<std::string> {
-      if (i + 1 >= args.size())
-        return std::nullopt;
-      return args[++i];
-    };
-    // The flag's value as an integer in [min, max]; nullopt after reporting.
-    auto number = [&](uint64_t min, uint64_t max) -> std::optional<uint64_t> {
-      auto v = value();
-      auto n = v ? parseDecimal(*v, min, max) : std::nullopt;
-      if (!n)
-        bad(a + " takes an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-            (v ? " (got '" + *v + "')" : ""));
-      return n;
-    };
-    if (a.size() > 1 && a[0] == '-')
-      o.flags.insert(a);
-    if (a == "--help" || a == "-h") {
-      out << kUsage;
-      return 0;
-    }
-    if (a == "--version") {
-      out << "run-plan " << kShardcheckVersion << "\n";
-      return 0;
-    }
-    if (a == "--quiet") {
-      o.quiet = true;
-    } else if (a == "--gpus") {
-      auto n = number(1, 4096);
-      if (!n)
-        return 2;
-      o.backendOptions.gpus = static_cast<int>(*n);
-    } else if (a == "--timeout-s") {
-      auto n = number(1, kMaxCount);
-      if (!n)
-        return 2;
-      o.backendOptions.timeoutSeconds = static_cast<double>(*n);
-    } else if (a == "--indexed-compute") {
-      o.run.indexedCompute = true;
-    } else if (a == "--no-check") {
-      o.run.check = false;
-    } else if (a == "--repeat" || a == "--warmup") {
-      auto n = number(a == "--repeat" ? 1 : 0, kMaxCount);
-      if (!n)
-        return 2;
-      (a == "--repeat" ? o.run.repeats : o.run.warmup) = static_cast<int>(*n);
-    } else if (a == "--bind-auto") {
-      o.bindAuto = true;
-    } else if (a == "--allow-unverified") {
-      o.run.allowUnverified = true;
-    } else if (a == "--backend") {
-      auto v = value();
-      if (!v || (*v != "sim" && *v != "mpi" && *v != "nccl"))
-        return bad("--backend takes 'sim', 'mpi' or 'nccl'");
-      o.backend = *v;
-    } else if (a == "--seed") {
-      auto n = number(0, std::numeric_limits<uint64_t>::max());
-      if (!n)
-        return 2;
-      o.run.seed = *n;
-    } else if (a == "--bind") {
-      auto v = value();
-      auto eq = v ? v->find('=') : std::string::npos;
-      if (eq == std::string::npos || eq == 0)
-        return bad("--bind takes NAME=VALUE, e.g. --bind i0=128");
-      std::string name = v->substr(0, eq), text = v->substr(eq + 1);
-      auto n = parseDecimal(text, 0, std::numeric_limits<int64_t>::max());
-      if (!n)
-        return bad("--bind " + name + ": '" + text + "' is not an integer from 0 to " +
-                   std::to_string(std::numeric_limits<int64_t>::max()));
-      if (o.run.symbols.count(name))
-        return bad("--bind " + name + " is given twice");
-      o.run.symbols[name] = static_cast<int64_t>(*n);
-    } else if (a == "--report") {
-      auto v = value();
-      if (!v || v->empty())
-        return bad("--report takes a file name");
-      o.reportFile = *v;
-    } else if (a.size() > 1 && a[0] == '-') {
-      return bad("unknown option '" + a + "'");
-    } else if (!o.plan.empty()) {
-      return bad("one plan at a time (got '" + o.plan + "' and '" + a + "')");
-    } else {
-      o.plan = a;
-    }
-  }
-  if (o.plan.empty())
-    return bad("no plan file");
-  if (o.run.warmup > 0 && o.run.repeats == 0)
-    return bad("--warmup needs --repeat");
-  if (std::string why = flagForAnotherBackend(o); !why.empty())
-    return bad(why);
+  auto operand = [&](const std::string &a) -> std::string {
+    if (!o.plan.empty())
+      return "one plan at a time (got '" + o.plan + "' and '" + a + "')";
+    o.plan = a;
+    return "";
+  };
+  if (auto status = walkArguments(kTool, args, out, err, option, operand))
+    return status;
+  if (std::string why = checkCombination(o); !why.empty())
+    return usageError(kTool, err, why);
   return std::nullopt;
 }
 
@@ -383,53 +383,19 @@ std::string outcomeLine(const RunReport &r) {
 
 namespace {
 
-/// The bytes of the plan file; an InputError naming the file and the
-/// system's reason when it cannot be opened or read (a directory, EIO).
-std::string readPlanFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (in) {
-    try {
-      return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    } catch (const std::ios_base::failure &) { // Thrown by the read; errno says why.
-    }
-  }
-  throwInputError("unreadable", std::string("cannot read the plan file: ") + std::strerror(errno),
-                  SourceLoc{path, 0, 0});
-}
-
-/// An InputError for a --bind name that is not a symbol of the plan (it
-/// would bind nothing, and the run would silently use other sizes).
-void checkBindNames(const Plan &plan, const Bindings &given, const std::string &file) {
-  std::vector<std::string> symbols = planSymbols(plan);
-  for (const auto &[name, value] : given)
-    if (std::find(symbols.begin(), symbols.end(), name) == symbols.end())
-      throwInputError("unknown-symbol",
-                      "--bind " + name + ": the plan has no symbol '" + name + "'; " +
-                          (symbols.empty() ? std::string("its sizes are all constant")
-                                           : "its symbols are " + joined(symbols, ", ")),
-                      SourceLoc{file, 0, 0});
-}
-
 /// Loads the plan, binds, runs. Errors are thrown (see runRunPlan).
 RunReport loadAndRun(Options &o, Backend &backend, std::ostream &out) {
-  Plan plan = planFromJsonText(readPlanFile(o.plan), o.plan);
-  checkBindNames(plan, o.run.symbols, o.plan);
+  Plan plan = readPlanFile(o.plan, o.run.symbols);
   if (o.bindAuto) {
-    auto bindings = satisfyingBindings(plan, o.run.symbols);
-    if (!bindings)
-      throwInputError("constraint-violated",
-                      "no small sizes satisfy the plan's constraints with the given --bind "
-                      "values; bind the symbols by hand",
-                      SourceLoc{o.plan, 0, 0});
-    o.run.symbols = *bindings;
-    if (!o.quiet && backend.isLeader() && !bindings->empty()) {
+    o.run.symbols = bindRemainingSymbols(plan, o.run.symbols, o.plan);
+    if (!o.quiet && backend.isLeader() && !o.run.symbols.empty()) {
       out << "bindings:";
-      for (const auto &[name, value] : *bindings)
+      for (const auto &[name, value] : o.run.symbols)
         out << " " << name << "=" << value;
       out << "\n";
     }
   }
-  return backend.run(plan, o.run);
+  return runPlan(plan, o.run, backend);
 }
 
 /// Prints the run (leader only) and writes the report; returns the status.
@@ -460,13 +426,10 @@ int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ost
   Options o;
   if (auto status = parseArgs(args, o, out, err))
     return *status;
-#ifdef SHARDCHECK_HAVE_MPI
-  MpiBackend::setTimeoutSeconds(o.backendOptions.timeoutSeconds); // Also the nccl coordinator's.
-#endif
   std::string why;
   std::unique_ptr<Backend> backend = createBackend(o.backend, o.backendOptions, why);
   if (!backend) {
-    err << "run-plan: error: " << why << "\n";
+    err << kTool.name << ": error: " << why << "\n";
     return 2;
   }
   // Every process of a multi-process backend runs the same code on the same
@@ -491,7 +454,7 @@ int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ost
     err << o.plan << ": error: the " << o.backend << " backend failed: " << e.what() << "\n";
     status = 1;
   }
-  return agreeOnExitStatus(*backend, status);
+  return backend->coordinator().agreeOnStatus(status);
 }
 
 int runPlanMain(int argc, char **argv) {

@@ -1,8 +1,7 @@
-// The mpi backend; see MpiBackend.h.
-#include "executor/mpi/MpiBackend.h"
+// The mpi backend's processes; see MpiCoordinator.h.
+#include "executor/mpi/MpiCoordinator.h"
 
-#include "executor/Backends.h"
-#include "executor/RunSupport.h"
+#include "executor/core/RunSupport.h"
 
 #include <mpi.h>
 #include <nlohmann/json.hpp>
@@ -21,27 +20,11 @@
 
 namespace shardcheck {
 
-struct MpiBackend::Comms {
+struct MpiCoordinator::Comms {
   std::map<std::vector<int>, MPI_Comm> byRanks;
 };
 
 namespace {
-
-/// MPI errors abort by default (MPI_ERRORS_ARE_FATAL), with MPI's message:
-/// a failing MPI call cannot leave the other processes waiting.
-MPI_Op mpiOp(ReduceOp op) {
-  switch (op) {
-  case ReduceOp::Sum:
-    return MPI_SUM;
-  case ReduceOp::Prod:
-    return MPI_PROD;
-  case ReduceOp::Max:
-    return MPI_MAX;
-  case ReduceOp::Min:
-    return MPI_MIN;
-  }
-  return MPI_SUM;
-}
 
 int count(int64_t n) {
   SC_ASSERT(n >= 0 && n <= INT_MAX, "buffer too large for one MPI call");
@@ -51,8 +34,6 @@ int count(int64_t n) {
 /// The tag of the empty messages members exchange before creating a team's
 /// communicator; SendRecv tags stay below it.
 constexpr int kMeetingTag = 30000;
-
-double timeoutSecondsForNewBackends = BackendOptions{}.timeoutSeconds;
 
 /// Polls `done` until it returns true (then true) or `seconds` pass (then
 /// false). Spins, yielding, for the first 10 ms, in which a live team's
@@ -100,12 +81,8 @@ std::optional<std::pair<int, size_t>> testStopFromEnvironment() {
 
 } // namespace
 
-void MpiBackend::setTimeoutSeconds(double seconds) {
-  timeoutSecondsForNewBackends = seconds;
-}
-
-MpiBackend::MpiBackend()
-    : timeoutSeconds_(timeoutSecondsForNewBackends), comms_(std::make_unique<Comms>()),
+MpiCoordinator::MpiCoordinator(double timeoutSeconds)
+    : timeoutSeconds_(timeoutSeconds), comms_(std::make_unique<Comms>()),
       stopBefore_(testStopFromEnvironment()) {
   int initialized = 0;
   MPI_Initialized(&initialized);
@@ -117,7 +94,7 @@ MpiBackend::MpiBackend()
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
 
-MpiBackend::~MpiBackend() {
+MpiCoordinator::~MpiCoordinator() {
   for (auto &[ranks, comm] : comms_->byRanks)
     if (comm != MPI_COMM_NULL)
       MPI_Comm_free(&comm);
@@ -134,7 +111,7 @@ MpiBackend::~MpiBackend() {
   }
 }
 
-void MpiBackend::complete(void *requests, int n, const std::function<std::string()> &what) {
+void MpiCoordinator::complete(void *requests, int n, const std::function<std::string()> &what) {
   auto *r = static_cast<MPI_Request *>(requests);
   bool done = pollWithin(timeoutSeconds_, [&] {
     int flag = 0;
@@ -145,11 +122,9 @@ void MpiBackend::complete(void *requests, int n, const std::function<std::string
     abortWaiting(what());
 }
 
-void MpiBackend::abortWaiting(const std::string &what) const {
-  std::string device;
-  for (const auto &[d, r] : rankOfDevice_)
-    if (r == rank_)
-      device = " (plan device " + std::to_string(d) + ")";
+void MpiCoordinator::abortWaiting(const std::string &what) const {
+  int64_t d = localDevice();
+  std::string device = d < 0 ? "" : " (plan device " + std::to_string(d) + ")";
   std::fprintf(stderr,
                "shardcheck: error: mpi rank %d%s waited %g s (--timeout-s) for %s; another "
                "process is stopped, hung or dead: ending the job (MPI_Abort, exit status %d)\n",
@@ -159,20 +134,30 @@ void MpiBackend::abortWaiting(const std::string &what) const {
   std::_Exit(kTimeoutExitStatus); // MPI_Abort does not return; should it, end anyway.
 }
 
-std::string MpiBackend::collectiveStep(const std::string &input, const std::string &output) const {
+std::string MpiCoordinator::collectiveStep(const std::string &input,
+                                           const std::string &output) const {
   auto it = collectiveSteps_.find({input, output});
   if (it == collectiveSteps_.end())
     return "the collective " + input + " -> " + output;
   return "step " + std::to_string(it->second) + " (" + steps_[it->second] + ")";
 }
 
-std::string MpiBackend::agreementStep() const {
+std::string MpiCoordinator::collectiveWait(const CollectiveCall &call,
+                                           const std::vector<int64_t> &devices) const {
+  std::vector<int> ranks;
+  for (int64_t d : devices)
+    ranks.push_back(rankOf(d));
+  return "the " + std::string(collectiveTypeName(call.kind)) + " over ranks " + ranksText(ranks) +
+         " of " + collectiveStep(call.inputName, call.outputName);
+}
+
+std::string MpiCoordinator::agreementStep() const {
   if (agreements_ < steps_.size())
     return "the outcome of step " + std::to_string(agreements_) + " (" + steps_[agreements_] + ")";
   return steps_.empty() ? "a step's outcome" : "the start of a timed run (--repeat)";
 }
 
-void MpiBackend::stepBegins(size_t step) {
+void MpiCoordinator::stepBegins(size_t step) {
   if (!stopBefore_ || stopBefore_->first != rank_ || stopBefore_->second != step)
     return;
   stopBefore_.reset();
@@ -184,7 +169,7 @@ void MpiBackend::stepBegins(size_t step) {
   std::raise(SIGSTOP);
 }
 
-RunReport MpiBackend::run(const Plan &plan, const RunOptions &options) {
+void MpiCoordinator::runBegins(const Plan &plan) {
   steps_.clear();
   collectiveSteps_.clear();
   for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -195,10 +180,9 @@ RunReport MpiBackend::run(const Plan &plan, const RunOptions &options) {
   }
   agreements_ = 0;
   stepBegins(0);
-  return runPlan(plan, options, *this);
 }
 
-std::vector<int64_t> MpiBackend::localDevices(const std::vector<int64_t> &planDevices) {
+std::vector<int64_t> MpiCoordinator::localDevices(const std::vector<int64_t> &planDevices) {
   if (static_cast<int>(planDevices.size()) != size_)
     throwInputError("mpi-processes",
                     "the plan has " + std::to_string(planDevices.size()) +
@@ -212,14 +196,25 @@ std::vector<int64_t> MpiBackend::localDevices(const std::vector<int64_t> &planDe
   return {planDevices[rank_]};
 }
 
-int MpiBackend::rankOf(int64_t device) const {
+int64_t MpiCoordinator::localDevice() const {
+  for (const auto &[d, r] : rankOfDevice_)
+    if (r == rank_)
+      return d;
+  return -1;
+}
+
+int MpiCoordinator::nextTag() {
+  return ++tag_ % kMeetingTag;
+}
+
+int MpiCoordinator::rankOf(int64_t device) const {
   auto it = rankOfDevice_.find(device);
   SC_ASSERT(it != rankOfDevice_.end(), "device " + std::to_string(device) + " has no process");
   return it->second;
 }
 
-void *MpiBackend::commOf(const std::vector<int64_t> &members, const std::string &input,
-                         const std::string &output) {
+void *MpiCoordinator::commOf(const std::vector<int64_t> &members, const std::string &input,
+                             const std::string &output) {
   std::vector<int> ranks;
   for (int64_t d : members)
     ranks.push_back(rankOf(d));
@@ -241,8 +236,8 @@ void *MpiBackend::commOf(const std::vector<int64_t> &members, const std::string 
   return &it->second;
 }
 
-void MpiBackend::meet(const std::vector<int> &ranks, const std::string &input,
-                      const std::string &output) {
+void MpiCoordinator::meet(const std::vector<int> &ranks, const std::string &input,
+                          const std::string &output) {
   char token = 0;
   std::vector<char> received(ranks.size());
   std::vector<MPI_Request> requests;
@@ -260,198 +255,8 @@ void MpiBackend::meet(const std::vector<int> &ranks, const std::string &input,
   });
 }
 
-void MpiBackend::collective(const SimCollectiveCall &call,
-                            const std::map<int64_t, int64_t> &inSizes,
-                            const std::map<int64_t, int64_t> &outSizes,
-                            const std::map<int64_t, const SimBuffer *> &in,
-                            const std::map<int64_t, SimBuffer *> &out) {
-  auto myIn = [&](int64_t d) -> const SimBuffer * {
-    auto it = in.find(d);
-    return it == in.end() ? nullptr : it->second;
-  };
-  auto myOut = [&](int64_t d) -> SimBuffer * {
-    auto it = out.find(d);
-    return it == out.end() ? nullptr : it->second;
-  };
-  int64_t me = -1;
-  for (const auto &[d, r] : rankOfDevice_)
-    if (r == rank_)
-      me = d;
-  // What a wait is for, in the terms of the plan (for the timeout message).
-  auto waitedFor = [&](const std::vector<int64_t> &devices) {
-    std::vector<int> ranks;
-    for (int64_t d : devices)
-      ranks.push_back(rankOf(d));
-    return [&call, this, ranks] {
-      return "the " + std::string(collectiveTypeName(call.kind)) + " over ranks " +
-             ranksText(ranks) + " of " + collectiveStep(call.inputName, call.outputName);
-    };
-  };
-
-  if (call.kind == CollectiveType::SendRecv) {
-    std::vector<MPI_Request> requests;
-    std::vector<int64_t> peers;
-    int tag = ++tag_ % kMeetingTag;
-    for (const auto &[src, dst] : call.pairs) {
-      if (src == me && dst == me) {
-        *myOut(dst) = *myIn(src);
-        continue;
-      }
-      if (src == me)
-        requests.emplace_back(), peers.push_back(dst),
-            MPI_Isend(myIn(src)->data(), count(inSizes.at(src)), MPI_DOUBLE, rankOf(dst), tag,
-                      MPI_COMM_WORLD, &requests.back());
-      if (dst == me)
-        requests.emplace_back(), peers.push_back(src),
-            MPI_Irecv(myOut(dst)->data(), count(outSizes.at(dst)), MPI_DOUBLE, rankOf(src), tag,
-                      MPI_COMM_WORLD, &requests.back());
-    }
-    complete(requests.data(), static_cast<int>(requests.size()), waitedFor(peers));
-    return;
-  }
-
-  // The communicator: the team in rank order, a root outside it last.
-  std::vector<int64_t> members = call.team;
-  bool rootOutside =
-      call.root && std::find(members.begin(), members.end(), *call.root) == members.end();
-  if (rootOutside)
-    members.push_back(*call.root);
-  void *handle = commOf(members, call.inputName, call.outputName);
-  if (!handle)
-    return; // Not a participant.
-  MPI_Comm comm = *static_cast<MPI_Comm *>(handle);
-  int rootRank = call.root
-                     ? static_cast<int>(std::find(members.begin(), members.end(), *call.root) -
-                                        members.begin())
-                     : 0;
-  bool member = std::find(call.team.begin(), call.team.end(), me) != call.team.end();
-  const SimBuffer *src = myIn(me);
-  SimBuffer *dst = myOut(me);
-  // Buffers and count arrays must outlive the request: each case finishes it.
-  MPI_Request request;
-  auto finish = [&] { complete(&request, 1, waitedFor(members)); };
-  // The per-rank chunk, from sizes every process checked alike.
-  const int64_t k = perRankChunk(call, inSizes);
-  switch (call.kind) {
-  case CollectiveType::Allgather:
-    MPI_Iallgather(src->data(), count(k), MPI_DOUBLE, dst->data(), count(k), MPI_DOUBLE, comm,
-                   &request);
-    return finish();
-  case CollectiveType::Gather: {
-    std::vector<int> counts(members.size(), count(k)), displs(members.size(), 0);
-    for (size_t i = 0; i < members.size(); ++i)
-      displs[i] = count(static_cast<int64_t>(i) * k);
-    if (rootOutside)
-      counts.back() = 0, displs.back() = 0;
-    bool isRoot = me == *call.root;
-    MPI_Igatherv(member ? src->data() : nullptr, member ? count(k) : 0, MPI_DOUBLE,
-                 isRoot ? dst->data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE, rootRank,
-                 comm, &request);
-    return finish();
-  }
-  case CollectiveType::Scatter: {
-    std::vector<int> counts(members.size(), count(k)), displs(members.size(), 0);
-    for (size_t i = 0; i < members.size(); ++i)
-      displs[i] = count(static_cast<int64_t>(i) * k);
-    if (rootOutside)
-      counts.back() = 0, displs.back() = 0;
-    bool isRoot = me == *call.root;
-    MPI_Iscatterv(isRoot ? src->data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE,
-                  member ? dst->data() : nullptr, member ? count(k) : 0, MPI_DOUBLE, rootRank, comm,
-                  &request);
-    return finish();
-  }
-  case CollectiveType::Broadcast: {
-    SimBuffer staging;
-    double *buffer = nullptr;
-    if (me == *call.root) {
-      staging = *src;
-      buffer = staging.data();
-    } else {
-      buffer = dst->data();
-    }
-    MPI_Ibcast(buffer, count(k), MPI_DOUBLE, rootRank, comm, &request);
-    finish();
-    if (me == *call.root && member)
-      *dst = staging;
-    return;
-  }
-  case CollectiveType::AllToAll:
-    MPI_Ialltoall(src->data(), count(k), MPI_DOUBLE, dst->data(), count(k), MPI_DOUBLE, comm,
-                  &request);
-    return finish();
-  case CollectiveType::Allreduce:
-    MPI_Iallreduce(src->data(), dst->data(), count(k), MPI_DOUBLE, mpiOp(call.op), comm, &request);
-    return finish();
-  case CollectiveType::Reduce: {
-    SimBuffer neutral;
-    const double *send = nullptr;
-    if (member) {
-      send = src->data();
-    } else {
-      neutral.assign(static_cast<size_t>(k), reduceIdentity(call.op)); // A root outside the team.
-      send = neutral.data();
-    }
-    bool isRoot = me == *call.root;
-    MPI_Ireduce(send, isRoot ? dst->data() : nullptr, count(k), MPI_DOUBLE, mpiOp(call.op),
-                rootRank, comm, &request);
-    return finish();
-  }
-  case CollectiveType::ReduceScatter:
-    MPI_Ireduce_scatter_block(src->data(), dst->data(), count(k), MPI_DOUBLE, mpiOp(call.op), comm,
-                              &request);
-    return finish();
-  default: // SendRecv was run above; no plan names another.
-    return;
-  }
-}
-
-void MpiBackend::allToAllv(const std::vector<int64_t> &team,
-                           const std::vector<std::vector<int64_t>> &counts,
-                           const std::map<int64_t, const SimBuffer *> &in,
-                           const std::map<int64_t, SimBuffer *> &out, const std::string &inputName,
-                           const std::string &outputName) {
-  void *handle = commOf(team, inputName, outputName);
-  if (!handle)
-    return;
-  MPI_Comm comm = *static_cast<MPI_Comm *>(handle);
-  size_t n = team.size();
-  size_t meRank = 0;
-  std::vector<int> ranks;
-  for (size_t i = 0; i < n; ++i) {
-    ranks.push_back(rankOf(team[i]));
-    if (ranks.back() == rank_)
-      meRank = i;
-  }
-  std::vector<int> sendCounts(n), sendDispls(n), recvCounts(n), recvDispls(n);
-  int sendAt = 0, recvAt = 0;
-  for (size_t j = 0; j < n; ++j) {
-    sendCounts[j] = count(counts[meRank][j]);
-    sendDispls[j] = sendAt;
-    sendAt += sendCounts[j];
-    recvCounts[j] = count(counts[j][meRank]);
-    recvDispls[j] = recvAt;
-    recvAt += recvCounts[j];
-  }
-  int64_t me = team[meRank];
-  const SimBuffer *src = in.count(me) ? in.at(me) : nullptr;
-  SimBuffer *dst = out.count(me) ? out.at(me) : nullptr;
-  if ((sendAt > 0 && (!src || static_cast<int>(src->size()) != sendAt)) ||
-      (recvAt > 0 && (!dst || static_cast<int>(dst->size()) != recvAt)))
-    throw CollectiveError("AllToAllv: the buffers of " + inputName + " and " + outputName +
-                          " on device " + std::to_string(me) + " do not hold the chunks");
-  MPI_Request request;
-  MPI_Ialltoallv(src ? src->data() : nullptr, sendCounts.data(), sendDispls.data(), MPI_DOUBLE,
-                 dst ? dst->data() : nullptr, recvCounts.data(), recvDispls.data(), MPI_DOUBLE,
-                 comm, &request);
-  complete(&request, 1, [&] {
-    return "the AllToAllv over ranks " + ranksText(ranks) + " of " +
-           collectiveStep(inputName, outputName);
-  });
-}
-
 /// Broadcasts a string from `root` of the world.
-std::string MpiBackend::broadcastString(const std::string &s, int root) {
+std::string MpiCoordinator::broadcastString(const std::string &s, int root) {
   auto what = [&] {
     return "rank " + std::to_string(root) + " to share its failure of " + agreementStep();
   };
@@ -519,7 +324,7 @@ TensorCheck checkFromJson(const nlohmann::json &j) {
 
 } // namespace
 
-std::optional<RunFailure> MpiBackend::agreeOnFailure(const std::optional<RunFailure> &local) {
+std::optional<RunFailure> MpiCoordinator::agreeOnFailure(const std::optional<RunFailure> &local) {
   int mine = local ? rank_ : INT_MAX, first = INT_MAX;
   MPI_Request request;
   MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request);
@@ -537,7 +342,7 @@ std::optional<RunFailure> MpiBackend::agreeOnFailure(const std::optional<RunFail
                     shared["message"].get<std::string>()};
 }
 
-std::vector<TensorCheck> MpiBackend::gatherChecks(const std::vector<TensorCheck> &local) {
+std::vector<TensorCheck> MpiCoordinator::gatherChecks(const std::vector<TensorCheck> &local) {
   nlohmann::json mine = nlohmann::json::array();
   for (const TensorCheck &t : local)
     mine.push_back(checkToJson(t));
@@ -571,13 +376,13 @@ std::vector<TensorCheck> MpiBackend::gatherChecks(const std::vector<TensorCheck>
   return merged;
 }
 
-void MpiBackend::broadcastBytes(void *data, size_t bytes) {
+void MpiCoordinator::broadcastBytes(void *data, size_t bytes) {
   MPI_Request request;
   MPI_Ibcast(data, count(static_cast<int64_t>(bytes)), MPI_BYTE, 0, MPI_COMM_WORLD, &request);
   complete(&request, 1, [] { return std::string("rank 0's broadcast (NCCL's unique id)"); });
 }
 
-int MpiBackend::agreeOnStatus(int status) {
+int MpiCoordinator::agreeOnStatus(int status) {
   MPI_Request request;
   MPI_Ibcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
   complete(&request, 1, [] { return std::string("rank 0's exit status"); });

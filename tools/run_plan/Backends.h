@@ -1,12 +1,14 @@
-// The backends a run-plan build has, by name.
+// The backends a run-plan build has, by name: the composition root that
+// puts a backend together from its Device and Coordinator.
 //
 // `sim` always; `mpi` when the build found MPI (one process per device under
 // mpirun); `nccl` when it found CUDA and NCCL (GPUs, one process or one per
-// GPU under mpirun). This file only chooses; the backends are in Executor.h and
-// executor/mpi/.
+// GPU under mpirun). This file only chooses; the backends are in
+// executor/sim/, executor/mpi/ and executor/gpu/, which never include each
+// other: the nccl backend under mpirun gets its MpiCoordinator from here.
 #pragma once
 
-#include "executor/Executor.h"
+#include "executor/core/Run.h"
 
 #include <memory>
 #include <string>
@@ -19,8 +21,10 @@ std::vector<std::string> availableBackends();
 
 /// What a backend is created with (the nccl backend's options).
 struct BackendOptions {
-  int gpus = 0;               ///< nccl, one process: GPUs to drive (0: one per device).
-  double timeoutSeconds = 60; ///< nccl: a collective that takes longer aborts the run.
+  int gpus = 0; ///< nccl, one process: GPUs to drive (0: one per device).
+  /// mpi and nccl: a wait for the other processes or GPUs that takes longer
+  /// ends the run.
+  double timeoutSeconds = 60;
 };
 
 /// A backend by name, or null with `why` set ("the mpi backend is not built
@@ -29,9 +33,5 @@ struct BackendOptions {
 /// processes (mpirun, srun, torchrun), else one process driving every GPU.
 std::unique_ptr<Backend> createBackend(const std::string &name, const BackendOptions &options,
                                        std::string &why);
-
-/// Makes every process of a multi-process backend return the leader's exit
-/// status (identity for single-process backends).
-int agreeOnExitStatus(Backend &backend, int status);
 
 } // namespace shardcheck
