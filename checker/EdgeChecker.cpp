@@ -91,11 +91,6 @@ std::vector<int64_t> senders(const Lowering &l, const Team &team) {
   }
 }
 
-bool needsRoot(CommKind k) {
-  return k == CommKind::Gather || k == CommKind::Scatter || k == CommKind::Broadcast ||
-         k == CommKind::Reduce;
-}
-
 } // namespace
 
 EdgeChecker::EdgeChecker(const Fusion &fusion, const FusionEdge &edge, smt::Context &ctx,
@@ -909,7 +904,7 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
     if (lowering.kind == CommKind::Alias)
       effective.teams = {Team{cDev, std::nullopt, {}}};
     for (const auto &team : effective.teams) {
-      if (needsRoot(lowering.kind) && !team.root)
+      if (isRootedComm(lowering.kind) && !team.root)
         return Outcome::unsupported(lowering.str() + " names no root");
       for (int64_t s : senders(effective, team))
         if (!has(pDev, s)) {

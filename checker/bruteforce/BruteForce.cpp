@@ -188,11 +188,6 @@ BruteResult bruteNeedsNoCommunication(const Fusion &fusion, const FusionEdge &ed
 
 namespace {
 
-bool isRooted(CommKind k) {
-  return k == CommKind::Gather || k == CommKind::Scatter || k == CommKind::Broadcast ||
-         k == CommKind::Reduce;
-}
-
 /// Checks one lowering against the model, in the fixed order: shape, layouts,
 /// counts (team by team), then devices ascending and offsets ascending.
 class LoweringChecker {
@@ -273,10 +268,9 @@ std::string LoweringChecker::label(size_t t) const {
     return s;
   const Team &team = lowering_.teams[t];
   s += " over team " + devicesStr(team.devices);
-  if (team.root && isRooted(kind_))
-    s +=
-        (kind_ == CommKind::Scatter || kind_ == CommKind::Broadcast ? " from root " : " to root ") +
-        std::to_string(*team.root);
+  if (team.root && isRootedComm(kind_))
+    s += (commRootRole(kind_) == RootRole::Sends ? " from root " : " to root ") +
+         std::to_string(*team.root);
   return s;
 }
 
@@ -334,7 +328,7 @@ LoweringChecker::Failure LoweringChecker::checkTeamShape(size_t t, std::set<int6
   std::string what = "malformed " + label(t) + ": ";
   if (team.devices.empty())
     return fail(-1, what + "the team is empty");
-  if (isRooted(kind_) && !team.root)
+  if (isRootedComm(kind_) && !team.root)
     return fail(team.devices[0], what + "it has no root");
   auto addReceiver = [&](int64_t d, int64_t rank) -> Failure {
     const auto &owners = c_.devices();
