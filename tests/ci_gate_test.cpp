@@ -16,6 +16,7 @@
 #include "tools/check_sharding/Progress.h"
 #include "tools/check_sharding/Sarif.h"
 #include "tools/check_sharding/Summary.h"
+#include "tools/common/Xml.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -165,7 +166,6 @@ TEST(CiGate, JunitParsesWithAnXmlParser) {
 }
 
 TEST(CiGate, XmlEscapeKeepsOnlyWhatXmlCarries) {
-  using checksharding::xmlEscape;
   EXPECT_EQ(xmlEscape("a<b>&\"c'\n"), "a&lt;b&gt;&amp;&quot;c&apos;&#10;");
   EXPECT_EQ(xmlEscape("T\xC3\xA9"), "T\xC3\xA9");                   // UTF-8 kept
   EXPECT_EQ(xmlEscape(std::string("x\x01y", 3)), "x\xEF\xBF\xBDy"); // control character
