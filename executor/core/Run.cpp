@@ -69,7 +69,8 @@ private:
   void runCompute(size_t index, const PlanStep &step);
   void runCopy(size_t index, const PlanStep &step);
   void runAlias(const PlanStep &step);
-  int64_t runCollective(const PlanStep &step);
+  std::map<int64_t, int64_t> runCollective(const PlanStep &step);
+  void recordElements(const PlanStep &step, StepReport &report);
   TeamCall teamCall(const PlanStep &step, const PlanTeam &team, const PlanBuffer &in,
                     const PlanBuffer &out);
   void validate();
@@ -181,17 +182,19 @@ TeamCall PlanRun::teamCall(const PlanStep &step, const PlanTeam &team, const Pla
   return t;
 }
 
-int64_t PlanRun::runCollective(const PlanStep &step) {
+/// Runs a collective; the bytes each device received.
+std::map<int64_t, int64_t> PlanRun::runCollective(const PlanStep &step) {
   const PlanBuffer &in = buffer(step.inputs[0]);
   const PlanBuffer &out = buffer(step.output);
   int elementSize = std::max(1, dataTypeSize(out.dtype));
-  int64_t moved = 0;
+  std::map<int64_t, int64_t> moved;
   try {
     std::vector<TeamCall> calls;
     for (const PlanTeam &team : step.teams) {
       calls.push_back(teamCall(step, team, in, out));
-      moved +=
-          collectiveBytesMoved(calls.back().call, calls.back().in, calls.back().out, elementSize);
+      for (auto [device, bytes] : collectiveBytesReceived(calls.back().call, calls.back().in,
+                                                          calls.back().out, elementSize))
+        moved[device] += bytes;
     }
     device_.collective(step, calls);
   } catch (const CollectiveError &e) {
@@ -215,17 +218,33 @@ void PlanRun::runStep(size_t index, const PlanStep &step, StepReport &report, bo
     runAlias(step);
     break;
   case StepKind::Collective:
-    report.bytesMoved = runCollective(step);
+    report.bytesReceived = runCollective(step);
+    report.bytesMoved = 0;
+    for (const auto &[device, bytes] : report.bytesReceived)
+      report.bytesMoved += bytes;
     break;
   }
   if (synchronize)
     device_.synchronize();
 }
 
+/// The slot counts of the step's buffers on every device that has them
+/// (the placement knows every device's, not only this process's).
+void PlanRun::recordElements(const PlanStep &step, StepReport &report) {
+  auto record = [&](const std::string &name, std::map<int64_t, int64_t> &counts) {
+    for (const PlanLocal &l : buffer(name).local)
+      counts[l.device] = placement_->slotCount(buffer(name), l.device);
+  };
+  if (step.kind != StepKind::Compute)
+    record(step.inputs[0], report.inputElements);
+  record(step.output, report.outputElements);
+}
+
 void PlanRun::runCheckedSteps() {
   runStepsInOrder(plan_, coordinator_, report_,
                   [this](size_t i, const PlanStep &step, StepReport &r) {
                     try {
+                      recordElements(step, r);
                       runStep(i, step, r, true);
                     } catch (const DeviceError &e) {
                       throw StepFailure{device_.failureKind(), e.what()};
@@ -345,6 +364,13 @@ RunReport runPlan(const Plan &plan, const RunOptions &options, Backend &backend)
   } catch (const DeviceError &e) {
     throw BackendError(e.what());
   }
+}
+
+std::vector<StepReport> unrunSteps(const Plan &plan) {
+  std::vector<StepReport> steps;
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    steps.push_back(unrunStep(plan, i));
+  return steps;
 }
 
 std::string bindingsText(const Bindings &b) {

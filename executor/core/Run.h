@@ -68,6 +68,10 @@ std::optional<Bindings> satisfyingBindings(const Plan &plan, const Bindings &giv
 /// leader.
 RunReport runPlan(const Plan &plan, const RunOptions &options, Backend &backend);
 
+/// The plan's steps as a run reports them before running any (status `not
+/// run`): what a report shows of a plan that was refused.
+std::vector<StepReport> unrunSteps(const Plan &plan);
+
 /// `i0=4 i1=2`, or `(none)`.
 std::string bindingsText(const Bindings &b);
 /// A run in one line: its outcome, seed and sizes, the step that failed,

@@ -186,16 +186,22 @@ TensorCheck checkTensor(const Plan &plan, const BufferMap &map, const ReferenceR
   return check;
 }
 
+StepReport unrunStep(const Plan &plan, size_t index) {
+  const PlanStep &step = plan.steps[index];
+  StepReport r;
+  r.index = index;
+  r.kind = stepKindName(step.kind);
+  r.description = describeStep(plan, step);
+  r.devices = step.devices;
+  r.verified = step.verified();
+  return r;
+}
+
 void runStepsInOrder(const Plan &plan, Coordinator &coordinator, RunReport &report,
                      const std::function<void(size_t, const PlanStep &, StepReport &)> &runStep) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep &step = plan.steps[i];
-    StepReport r;
-    r.index = i;
-    r.kind = stepKindName(step.kind);
-    r.description = describeStep(plan, step);
-    r.devices = step.devices;
-    r.verified = step.verified();
+    StepReport r = unrunStep(plan, i);
     if (!report.failure) {
       std::optional<RunFailure> failure;
       auto start = std::chrono::steady_clock::now();

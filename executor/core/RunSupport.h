@@ -26,6 +26,10 @@ struct StepFailure {
   std::string message;
 };
 
+/// Step `index` of `plan` as reported before it runs: its kind, description,
+/// devices and verification, status `not run`.
+StepReport unrunStep(const Plan &plan, size_t index);
+
 /// Runs the plan's steps in order, timing each: `runStep` runs one (and may
 /// throw StepFailure). After every step the processes agree on a failure
 /// through `coordinator`; from the failed step on, steps are reported `not run`.

@@ -15,7 +15,7 @@ constexpr const char *kStyle = R"(body{font-family:sans-serif;margin:1.5em;color
 h1{font-size:1.4em;word-break:break-all}h2{font-size:1.15em;margin-top:1.6em}
 pre{background:#f5f5f5;padding:.5em;overflow-x:auto;white-space:pre-wrap}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2em .5em;text-align:left}
-td.num,th.num{text-align:right}.banner{padding:.6em;border-left:6px solid;margin:1em 0}
+td.num,th.num{text-align:right}td.num{white-space:nowrap}.banner{padding:.6em;border-left:6px solid;margin:1em 0}
 .banner.good{border-color:#2e7d32;background:#e8f5e9}
 .banner.warn{border-color:#ef6c00;background:#fff3e0}
 .banner.bad{border-color:#c62828;background:#ffebee}

@@ -40,8 +40,8 @@ void printProblem(std::ostream &out, const char *element, const JunitProblem &p)
 }
 
 void printCase(std::ostream &out, const JunitCase &c) {
-  out << "    <testcase classname=\"" << xmlEscape(c.classname) << "\" name=\""
-      << xmlEscape(c.name) << "\"";
+  out << "    <testcase classname=\"" << xmlEscape(c.classname) << "\" name=\"" << xmlEscape(c.name)
+      << "\"";
   if (c.seconds)
     out << " time=\"" << *c.seconds << "\"";
   out << ">\n";
@@ -67,8 +67,7 @@ void printJunit(std::ostream &out, const std::string &tool, const std::vector<Ju
       total.add(c);
       printCase(cases, c);
     }
-    body << "  <testsuite name=\"" << xmlEscape(suite.name) << "\" " << counts.attributes()
-         << ">\n"
+    body << "  <testsuite name=\"" << xmlEscape(suite.name) << "\" " << counts.attributes() << ">\n"
          << cases.str() << "  </testsuite>\n";
   }
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"" << xmlEscape(tool)
