@@ -44,10 +44,10 @@ std::string outcomeText(const PlanRunResult &run) {
 
 std::string banner(const PlanRunResult &run) {
   std::string look = outcomeLook(run), outcome = run.outcome();
-  std::string link = run.report && run.report->failure
-                         ? " (<a href=\"#step-" + std::to_string(run.report->failure->step) +
-                               "\">the step</a>)"
-                         : "";
+  std::string link =
+      run.report && run.report->failure
+          ? " (<a href=\"#step-" + std::to_string(run.report->failure->step) + "\">the step</a>)"
+          : "";
   return "<div class=\"banner " + esc(outcome) + " " + look + "\"><b>" + esc(outcome) +
          "</b>, exit status " + std::to_string(run.status) + link + "<pre>" +
          esc(outcomeText(run)) + "</pre></div>\n";
@@ -86,8 +86,8 @@ std::string statusClass(const std::string &status) {
 std::string stepRow(const StepReport &s, const std::optional<RunTiming> &timing) {
   std::string row = "<tr id=\"step-" + std::to_string(s.index) + "\" class=\"step " +
                     esc(statusClass(s.status)) + "\">" + cell(std::to_string(s.index), true) +
-                    cell(esc(s.kind)) + cell("<span class=\"mono\">" + esc(s.description) +
-                                             "</span>") +
+                    cell(esc(s.kind)) +
+                    cell("<span class=\"mono\">" + esc(s.description) + "</span>") +
                     cell(s.verified ? "proved" : htmlBadge("bad", "unverified")) +
                     cell(esc(devicesText(s.devices))) + cell(elementsHtml(s)) +
                     cell(esc(perDeviceText(s.bytesReceived))) + cell(esc(bytesText(s)), true) +

@@ -166,13 +166,20 @@ nlohmann::json reportJson(const std::string &plan, const RunReport &r) {
   if (r.failure)
     failure = {
         {"step", r.failure->step}, {"kind", r.failure->kind}, {"message", r.failure->message}};
-  return {{"tool", "run-plan"},        {"version", kShardcheckVersion},
-          {"plan", plan},              {"backend", r.backend},
-          {"seed", r.seed},            {"bindings", r.symbols},
-          {"verified", r.verified},    {"steps", steps},
-          {"tensors", tensors},        {"failure", failure},
-          {"checked", r.checked},      {"timing", timingJson(r)},
-          {"outcome", r.outcome()},    {"exit_status", r.matches() ? 0 : 1},
+  return {{"tool", "run-plan"},
+          {"version", kShardcheckVersion},
+          {"plan", plan},
+          {"backend", r.backend},
+          {"seed", r.seed},
+          {"bindings", r.symbols},
+          {"verified", r.verified},
+          {"steps", steps},
+          {"tensors", tensors},
+          {"failure", failure},
+          {"checked", r.checked},
+          {"timing", timingJson(r)},
+          {"outcome", r.outcome()},
+          {"exit_status", r.matches() ? 0 : 1},
           {"bytes_moved", totalBytesMoved(r)}};
 }
 
