@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 namespace shardcheck::testing {
 
@@ -38,7 +39,9 @@ ToolRun runPlanTool(const std::vector<std::string> &args) {
 }
 
 std::string tempPath(const std::string &suite, const std::string &name) {
-  auto dir = std::filesystem::temp_directory_path() / ("shardcheck_" + suite);
+  // Per process: test runs of several checkouts (or ctest -j) share /tmp.
+  auto dir = std::filesystem::temp_directory_path() /
+             ("shardcheck_" + suite + "_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return (dir / name).string();
 }
