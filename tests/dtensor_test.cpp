@@ -166,9 +166,12 @@ TEST(DTensorInput, NotesDTensorsBytesPerRank) {
   InputDocument in = readInputDocument(
       document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]", steps), "case.json");
   ASSERT_EQ(in.doc.fusions.size(), 2u);
-  ASSERT_EQ(in.notes.size(), 2u);
+  ASSERT_EQ(in.notes.size(), 3u);
   // Allgather of 2 floats over 2 ranks: each rank sends its 8 bytes once.
   EXPECT_NE(in.notes[1].message.find("8 bytes per rank"), std::string::npos) << in.notes[1].message;
+  // The model of DTensor's plan (dtensor/DTensorPlan.h) issues the same.
+  EXPECT_NE(in.notes[2].message.find("agrees with the recording"), std::string::npos)
+      << in.notes[2].message;
   const Expr &comm = in.doc.fusions[1].exprs[0];
   ASSERT_TRUE(comm.communication);
   EXPECT_EQ(comm.communication->team, (std::vector<int64_t>{0, 1}));
