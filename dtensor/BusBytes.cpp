@@ -7,15 +7,15 @@
 
 namespace shardcheck::dtensor {
 
-double busBytes(CollectiveType type, int64_t inCount, int64_t outCount, int64_t teamSize,
+double busBytes(CollectiveType type, double inCount, double outCount, int64_t teamSize,
                 int elementSize) {
   if (teamSize <= 1)
     return 0;
   double n = static_cast<double>(teamSize);
-  double larger = static_cast<double>(std::max(inCount, outCount)) * elementSize;
+  double larger = std::max(inCount, outCount) * elementSize;
   switch (type) {
   case CollectiveType::Allreduce:
-    return 2 * (n - 1) / n * static_cast<double>(inCount) * elementSize;
+    return 2 * (n - 1) / n * inCount * elementSize;
   case CollectiveType::Broadcast:
   case CollectiveType::Reduce:
   case CollectiveType::SendRecv:

@@ -26,8 +26,9 @@
 namespace shardcheck::dtensor {
 
 /// Bytes one rank moves in a collective of `type` over `teamSize` ranks,
-/// passing `inCount` and `outCount` elements of `elementSize` bytes.
-double busBytes(CollectiveType type, int64_t inCount, int64_t outCount, int64_t teamSize,
+/// passing `inCount` and `outCount` elements of `elementSize` bytes (counts
+/// as doubles: a recorded shape's product may exceed 64 bits).
+double busBytes(CollectiveType type, double inCount, double outCount, int64_t teamSize,
                 int elementSize);
 
 } // namespace shardcheck::dtensor

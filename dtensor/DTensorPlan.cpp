@@ -57,11 +57,21 @@ Placement shardOf(int64_t dim) {
 /// torch.chunk's size of chunk `index` of `size` in `n`
 /// (Shard.local_shard_size_and_offset).
 int64_t chunkSize(int64_t size, int64_t n, int64_t index) {
-  int64_t full = (size + n - 1) / n;
-  return std::clamp<int64_t>(size - full * index, 0, full);
+  int64_t full = size / n + (size % n != 0);
+  return index >= n ? 0 : std::clamp<int64_t>(size - full * index, 0, full);
 }
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return a / b + (a % b != 0);
+}
+
+/// a * b, or Unknown where a padded or gathered size leaves 64 bits.
+int64_t times(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r))
+    throw Unknown{"a padded or gathered buffer's size overflows 64 bits"};
+  return r;
+}
 
 std::string shapeText(const Shape &s) {
   std::string t = "[";
@@ -108,8 +118,9 @@ std::vector<Transform> greedyTransforms(const DTensorCase &c) {
 }
 
 bool isDefaultOrder(const std::map<int64_t, std::vector<int64_t>> &order) {
-  return std::all_of(order.begin(), order.end(),
-                     [](const auto &e) { return std::is_sorted(e.second.begin(), e.second.end()); });
+  return std::all_of(order.begin(), order.end(), [](const auto &e) {
+    return std::is_sorted(e.second.begin(), e.second.end());
+  });
 }
 
 /// Executes transforms on every rank's local shape, recording what DTensor
@@ -197,10 +208,10 @@ Executor::Call Executor::allGather(const Transform &t, size_t r) const {
     call.in[d] = full;
     call.after[d] = logical;
   } else {
-    call.after[d] = n * call.in[d];
+    call.after[d] = times(n, call.in[d]);
   }
   call.out = call.in;
-  call.out[0] *= n;
+  call.out[0] = times(call.out[0], n);
   return call;
 }
 
@@ -213,10 +224,10 @@ Executor::Call Executor::reduceScatter(const Transform &t, size_t r) const {
   int64_t size = local_[r][d], full = ceilDiv(size, n);
   call.out[d] = full;
   if (d == 0) {
-    call.in[0] = full * n;
+    call.in[0] = times(full, n);
   } else {
     call.in[d] = full;
-    call.in[0] *= n;
+    call.in[0] = times(call.in[0], n);
   }
   call.after[d] = size % n != 0 ? chunkSize(size, n, coord(r)[t.meshDim]) : full;
   return call;
@@ -237,30 +248,30 @@ Executor::Call Executor::shardToShard(const Transform &t, size_t r) const {
     call.in[a] = ceilDiv(logical[a], n);
   }
   if (logical[b] % n != 0) {
-    if (ceilDiv(logical[b], n) * n < call.in[b])
+    int64_t padded = times(ceilDiv(logical[b], n), n);
+    if (padded < call.in[b])
       throw Unknown{rankName + " holds more of dim " + std::to_string(b) +
                     " than DTensor pads it to"};
-    call.in[b] = ceilDiv(logical[b], n) * n;
+    call.in[b] = padded;
   } else if (call.in[b] % n != 0) {
     throw Unknown{rankName + "'s dim " + std::to_string(b) + " (" + std::to_string(call.in[b]) +
                   ") does not split in " + std::to_string(n) + " and DTensor does not pad it"};
   }
   call.after = call.in;
-  call.after[a] = logical[a] % n != 0 ? logical[a] : n * call.in[a];
-  call.after[b] = logical[b] % n != 0 ? chunkSize(logical[b], n, coord(r)[t.meshDim])
-                                      : call.in[b] / n;
+  call.after[a] = logical[a] % n != 0 ? logical[a] : times(n, call.in[a]);
+  call.after[b] =
+      logical[b] % n != 0 ? chunkSize(logical[b], n, coord(r)[t.meshDim]) : call.in[b] / n;
   call.out = call.in;
   if (backend_ == DTensorBackend::Cpu) {
-    call.out[0] *= n;
+    call.out[0] = times(call.out[0], n);
   } else {
-    call.out[a] *= n;
+    call.out[a] = times(call.out[a], n);
     call.out[b] /= n;
   }
   return call;
 }
 
-void Executor::collective(const Transform &t, const std::string &kind,
-                          const std::string &reduceOp,
+void Executor::collective(const Transform &t, const std::string &kind, const std::string &reduceOp,
                           const std::function<Call(size_t)> &perRank) {
   IssuedCollective coll;
   coll.kind = kind;
@@ -274,7 +285,7 @@ void Executor::collective(const Transform &t, const std::string &kind,
     RankCall rc{device, groupAlong(c_.mesh, t.meshDim, device), call.in, call.out};
     int64_t count = 1;
     for (int64_t s : call.in)
-      count *= s;
+      count = times(count, s);
     auto [it, fresh] = countOfGroup.emplace(rc.group, count);
     if (!fresh && it->second != count)
       throw Unknown{"the ranks of group " + shapeText(rc.group) + " would pass " +
@@ -296,8 +307,9 @@ void Executor::apply(const Transform &t) {
   if (t.to.isShard() && t.from.isShard() && t.from.dim == t.to.dim)
     return;
   if (t.from.isPartial() && t.to.kind == Placement::Kind::Replicate)
-    return collective(t, "all_reduce", t.from.reduceOp,
-                      [&](size_t r) { return Call{local_[r], local_[r], local_[r]}; });
+    return collective(t, "all_reduce", t.from.reduceOp, [&](size_t r) {
+      return Call{local_[r], local_[r], local_[r]};
+    });
   if (t.from.isShard() && t.to.kind == Placement::Kind::Replicate)
     return collective(t, "all_gather", "", [&](size_t r) { return allGather(t, r); });
   if (t.from.isPartial() && t.to.isShard())
@@ -390,10 +402,9 @@ std::string placementText(const Placement &p) {
 
 std::string stepDifference(size_t i, const IssuedStep &a, const IssuedStep &b) {
   if (a.meshDim != b.meshDim || !samePlacement(a.from, b.from) || !samePlacement(a.to, b.to))
-    return "step " + std::to_string(i) + ": recorded mesh dim " + std::to_string(a.meshDim) +
-           " " + placementText(a.from) + " -> " + placementText(a.to) + ", modelled mesh dim " +
-           std::to_string(b.meshDim) + " " + placementText(b.from) + " -> " +
-           placementText(b.to);
+    return "step " + std::to_string(i) + ": recorded mesh dim " + std::to_string(a.meshDim) + " " +
+           placementText(a.from) + " -> " + placementText(a.to) + ", modelled mesh dim " +
+           std::to_string(b.meshDim) + " " + placementText(b.from) + " -> " + placementText(b.to);
   if (a.collectives != b.collectives)
     return "step " + std::to_string(i) + ": recorded " + std::to_string(a.collectives.size()) +
            " collectives, modelled " + std::to_string(b.collectives.size());
@@ -403,8 +414,7 @@ std::string stepDifference(size_t i, const IssuedStep &a, const IssuedStep &b) {
 std::string collectiveDifference(size_t i, const IssuedCollective &a, const IssuedCollective &b) {
   std::string at = "collective " + std::to_string(i) + ": ";
   if (a.kind != b.kind || a.reduceOp != b.reduceOp)
-    return at + "recorded " + a.kind + " " + a.reduceOp + ", modelled " + b.kind + " " +
-           b.reduceOp;
+    return at + "recorded " + a.kind + " " + a.reduceOp + ", modelled " + b.kind + " " + b.reduceOp;
   auto byRank = [](const IssuedCollective &c) {
     std::map<int64_t, const RankCall *> m;
     for (const RankCall &r : c.ranks)
@@ -421,10 +431,9 @@ std::string collectiveDifference(size_t i, const IssuedCollective &a, const Issu
       return at + "rank " + std::to_string(rank) + " is not modelled";
     const RankCall &y = *it->second;
     if (x->group != y.group || x->inputShape != y.inputShape || x->outputShape != y.outputShape)
-      return at + "rank " + std::to_string(rank) + " recorded group " + shapeText(x->group) +
-             " " + shapeText(x->inputShape) + " -> " + shapeText(x->outputShape) +
-             ", modelled group " + shapeText(y.group) + " " + shapeText(y.inputShape) + " -> " +
-             shapeText(y.outputShape);
+      return at + "rank " + std::to_string(rank) + " recorded group " + shapeText(x->group) + " " +
+             shapeText(x->inputShape) + " -> " + shapeText(x->outputShape) + ", modelled group " +
+             shapeText(y.group) + " " + shapeText(y.inputShape) + " -> " + shapeText(y.outputShape);
   }
   return "";
 }
@@ -458,10 +467,10 @@ std::string firstDifference(const Issued &recorded, const Issued &modelled) {
 
 std::map<int64_t, double> bytesPerRank(const Issued &seq, int elementSize) {
   std::map<int64_t, double> total;
-  auto count = [](const Shape &s) {
-    int64_t n = 1;
+  auto count = [](const Shape &s) { // Recorded shapes: any size, so no int64 product.
+    double n = 1;
     for (int64_t x : s)
-      n *= x;
+      n *= static_cast<double>(x);
     return n;
   };
   for (const IssuedCollective &coll : seq.collectives) {
@@ -494,8 +503,7 @@ void describeSequence(std::ostream &os, const Issued &seq, int elementSize,
     one.collectives = {coll};
     os << "DTensor collective " << i << ": " << coll.kind << " over "
        << (coll.ranks.empty() ? 0 : coll.ranks.front().group.size()) << " ranks, "
-       << static_cast<int64_t>(mostBytesPerRank(one, elementSize))
-       << " bytes per rank (most)\n";
+       << static_cast<int64_t>(mostBytesPerRank(one, elementSize)) << " bytes per rank (most)\n";
   }
   os << "DTensor's sequence: " << seq.collectives.size() << " collectives, "
      << static_cast<int64_t>(mostBytesPerRank(seq, elementSize)) << " bytes per rank (most), "
@@ -508,13 +516,12 @@ std::string dtensorBytesReport(const DTensorCase &c) {
   int elementSize = dataTypeSize(dataTypeOf(c.dtype));
   std::ostringstream os;
   bool recorded = c.issued && !c.issued->steps.empty();
-  ModelledPlan model =
-      modelDTensorPlan(c, recorded ? DTensorBackend::Cpu : DTensorBackend::Cuda);
+  ModelledPlan model = modelDTensorPlan(c, recorded ? DTensorBackend::Cpu : DTensorBackend::Cuda);
   if (recorded) {
     describeSequence(os, *c.issued, elementSize, "from the recording");
     std::string diff = model.plan ? firstDifference(*c.issued, *model.plan) : "";
     os << "model of DTensor's greedy plan (CPU process group): "
-       << (!model.plan      ? "unknown: " + model.unknownWhy
+       << (!model.plan    ? "unknown: " + model.unknownWhy
            : diff.empty() ? std::string("agrees with the recording")
                           : "differs from the recording: " + diff)
        << "\n";

@@ -48,8 +48,8 @@ std::string minimal(const std::string &mesh, const std::string &shape, const std
 
 TEST(DTensorPlan, ReproducesEveryRecordingOfPyTorch211) {
   int files = 0, reproduced = 0;
-  for (const auto &entry :
-       std::filesystem::directory_iterator(std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/dtensor")) {
+  for (const auto &entry : std::filesystem::directory_iterator(std::string(SHARDCHECK_SOURCE_DIR) +
+                                                               "/corpus/dtensor")) {
     std::string name = entry.path().filename().string();
     if (name.rfind("rec_", 0) != 0)
       continue;
@@ -74,8 +74,8 @@ TEST(DTensorPlan, ReproducesEveryRecordingOfPyTorch211) {
 TEST(DTensorPlan, CudaIssuesAllToAllWherePaddedAsDTensorPads) {
   // Shard(0) -> Shard(1) of [6, 5] on 4: the old dim padded to its chunk (2),
   // the new dim to 4 chunks of 2 (8); all_to_all keeps the element count.
-  DTensorCase c = readDTensorCase(
-      minimal("[4]", "[6, 5]", "[\"Shard(0)\"]", "[\"Shard(1)\"]"), "case.json");
+  DTensorCase c =
+      readDTensorCase(minimal("[4]", "[6, 5]", "[\"Shard(0)\"]", "[\"Shard(1)\"]"), "case.json");
   ModelledPlan model = modelDTensorPlan(c, DTensorBackend::Cuda);
   ASSERT_TRUE(model.plan) << model.unknownWhy;
   ASSERT_EQ(model.plan->collectives.size(), 1u);
@@ -106,8 +106,8 @@ TEST(DTensorPlan, SaysUnknownRatherThanGuess) {
 }
 
 TEST(DTensorPlan, SamePlacementsAreNoRedistribute) {
-  DTensorCase c = readDTensorCase(
-      minimal("[4]", "[8, 4]", "[\"Shard(0)\"]", "[\"Shard(0)\"]"), "case.json");
+  DTensorCase c =
+      readDTensorCase(minimal("[4]", "[8, 4]", "[\"Shard(0)\"]", "[\"Shard(0)\"]"), "case.json");
   ModelledPlan model = modelDTensorPlan(c, DTensorBackend::Cuda);
   ASSERT_TRUE(model.plan);
   EXPECT_TRUE(model.plan->steps.empty());
@@ -117,9 +117,10 @@ TEST(DTensorPlan, ReportSaysWhereTheBytesComeFrom) {
   DTensorCase unrecorded = readDTensorCase(
       minimal("[4]", "[8, 4]", "[\"Partial(sum)\"]", "[\"Replicate()\"]"), "case.json");
   // Allreduce of 32 floats over 4 ranks: 2 * 3/4 * 128 bytes.
-  EXPECT_NE(dtensorBytesReport(unrecorded)
-                .find("DTensor's sequence: 1 collectives, 192 bytes per rank (most), from the model"),
-            std::string::npos)
+  EXPECT_NE(
+      dtensorBytesReport(unrecorded)
+          .find("DTensor's sequence: 1 collectives, 192 bytes per rank (most), from the model"),
+      std::string::npos)
       << dtensorBytesReport(unrecorded);
   DTensorCase recorded =
       readCase(std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/dtensor/rec_1d_p_to_r.json");
