@@ -91,6 +91,23 @@ TEST(DTensorReader, RejectsOtherVersionsUnknownFieldsAndBadMeshes) {
   EXPECT_EQ(errorOf(ok).first, "");
 }
 
+TEST(DTensorReader, RejectsARecordedRankOutsideTheMesh) {
+  // Found by fuzz-dtensor-reader: a rank (or group member) that is no device
+  // of the mesh reached the mapping, which asked the mesh for its
+  // coordinates (an internal error); it is a located schema error.
+  auto withRank = [](const std::string &rank, const std::string &group) {
+    return ",\n \"dtensor\": {\"steps\": [{\"mesh_dim\": 0, \"from\": \"Shard(0)\", \"to\": "
+           "\"Replicate()\", \"collectives\": [0]}], \"collectives\": [{\"kind\": \"all_gather\", "
+           "\"ranks\": [\n{\"rank\": " +
+           rank + ", \"group\": " + group + ", \"input_shape\": [2], \"output_shape\": [4]}]}]}";
+  };
+  auto doc = [&](const std::string &rank, const std::string &group) {
+    return document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]", withRank(rank, group));
+  };
+  EXPECT_EQ(errorOf(doc("7", "[0, 1]")), (std::pair<std::string, int>{"dtensor-schema", 7}));
+  EXPECT_EQ(errorOf(doc("0", "[0, 9]")), (std::pair<std::string, int>{"dtensor-schema", 7}));
+}
+
 TEST(DTensorToIr, RejectsPlacementsWithoutFaithfulMapping) {
   using Error = std::pair<std::string, int>;
   // An average is a sum divided afterwards: no IR reduction.

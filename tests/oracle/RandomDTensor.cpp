@@ -102,8 +102,8 @@ void addModelledSequence(dtensor::DTensorCase c, dtensor::DTensorBackend backend
     r.fusions.push_back(std::move(doc.fusions.at(1)));
     r.sequence = "DTensor's modelled sequence (" + where + ")";
   } catch (const InputError &e) {
-    r.sequence = "DTensor's modelled sequence (" + where +
-                 ") not mapped: " + e.diagnostic().message;
+    r.sequence =
+        "DTensor's modelled sequence (" + where + ") not mapped: " + e.diagnostic().message;
   }
 }
 
