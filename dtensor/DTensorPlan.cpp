@@ -505,7 +505,8 @@ void describeSequence(std::ostream &os, const Issued &seq, int elementSize,
        << (coll.ranks.empty() ? 0 : coll.ranks.front().group.size()) << " ranks, "
        << static_cast<int64_t>(mostBytesPerRank(one, elementSize)) << " bytes per rank (most)\n";
   }
-  os << "DTensor's sequence: " << seq.collectives.size() << " collectives, "
+  os << "DTensor's sequence: " << seq.collectives.size()
+     << (seq.collectives.size() == 1 ? " collective, " : " collectives, ")
      << static_cast<int64_t>(mostBytesPerRank(seq, elementSize)) << " bytes per rank (most), "
      << source << "\n";
 }

@@ -119,7 +119,7 @@ TEST(DTensorPlan, ReportSaysWhereTheBytesComeFrom) {
   // Allreduce of 32 floats over 4 ranks: 2 * 3/4 * 128 bytes.
   EXPECT_NE(
       dtensorBytesReport(unrecorded)
-          .find("DTensor's sequence: 1 collectives, 192 bytes per rank (most), from the model"),
+          .find("DTensor's sequence: 1 collective, 192 bytes per rank (most), from the model"),
       std::string::npos)
       << dtensorBytesReport(unrecorded);
   DTensorCase recorded =
