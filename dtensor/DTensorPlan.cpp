@@ -304,8 +304,6 @@ void Executor::apply(const Transform &t) {
   int64_t n = c_.mesh.shape()[t.meshDim];
   if (samePlacement(t.from, t.to) || n == 1)
     return;
-  if (t.to.isShard() && t.from.isShard() && t.from.dim == t.to.dim)
-    return;
   if (t.from.isPartial() && t.to.kind == Placement::Kind::Replicate)
     return collective(t, "all_reduce", t.from.reduceOp, [&](size_t r) {
       return Call{local_[r], local_[r], local_[r]};
