@@ -223,6 +223,27 @@ OracleResult Oracle::run(Fusion fusion) {
   return r;
 }
 
+std::vector<OracleResult> Oracle::runDTensor(uint64_t seed) {
+  DTensorDraw draw = randomDTensor(seed);
+  std::vector<OracleResult> results;
+  if (!draw.rejected.empty()) {
+    OracleResult r;
+    r.spec.seed = seed;
+    r.checkerOutcome = "dtensor-rejected";
+    results.push_back(std::move(r));
+  }
+  for (size_t i = 0; i < draw.fusions.size(); ++i) {
+    OracleResult r = run(draw.fusions[i]);
+    r.spec.seed = seed;
+    r.runLog.insert(r.runLog.begin(),
+                    {"  DTensor document: " + draw.document,
+                     "  fusion " + std::to_string(i) + ": " +
+                         (i == 0 ? std::string("the transition") : draw.sequence)});
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
 void Oracle::judge(OracleResult &r) {
   DiagnosticEngine diags;
   std::optional<FusionGraph> graph = FusionGraph::build(r.fusion, diags);
