@@ -172,8 +172,24 @@ TEST(PlanBuild, ReductionIsPartialCollectiveAndEpilogue) {
 }
 
 TEST(PlanBuild, UnsupportedEdgeIsAPlanError) {
-  EXPECT_THROW(planOf("uneven_sharding_extent7.txt"), PlanError);
+  EXPECT_THROW(planOf("lint_mesh_duplicate_device.txt"), PlanError);
   EXPECT_THROW(planOf("mesh2d_issue6001_two_did_changes.txt"), PlanError);
+}
+
+TEST(PlanBuild, PaddedAllgatherOfAnUnevenSplitRuns) {
+  // 7 rows on 2 devices: padded buffers of 4 x 3 slots (device 1 holds 3
+  // rows), gathered into 2 x 4 x 3, then unpadded into T2's 7 x 3.
+  Plan plan = planOf("uneven_sharding_extent7.txt");
+  std::vector<std::string> kinds;
+  for (const PlanStep &s : plan.steps)
+    kinds.push_back(s.kind == StepKind::Collective ? collectiveTypeName(*s.collective)
+                                                   : stepKindName(s.kind));
+  EXPECT_EQ(kinds, (std::vector<std::string>{"compute", "Allgather", "copy"}));
+  const PlanBuffer *gathered = plan.buffer("T2.gathered");
+  ASSERT_NE(gathered, nullptr);
+  EXPECT_EQ(gathered->local[1].shape,
+            (std::vector<Extent>{Extent::constant(2), Extent::constant(4), Extent::constant(3)}));
+  EXPECT_TRUE(runSim(plan).matches());
 }
 
 // ------------------------------------------------------------ JSON
@@ -596,7 +612,7 @@ TEST(CheckShardingCli, EmitPlanWritesALoadablePlan) {
   std::string none = (tempDir() / "none.json").string();
   std::ostringstream o4, e4;
   EXPECT_EQ(
-      runCheckSharding({"--emit-plan", none, corpusPath("uneven_sharding_extent7.txt")}, o4, e4),
+      runCheckSharding({"--emit-plan", none, corpusPath("lint_mesh_duplicate_device.txt")}, o4, e4),
       1);
   EXPECT_FALSE(std::filesystem::exists(none));
   EXPECT_NE(o4.str().find("no plan written"), std::string::npos) << o4.str();
