@@ -189,7 +189,27 @@ TEST(PlanBuild, PaddedAllgatherOfAnUnevenSplitRuns) {
   ASSERT_NE(gathered, nullptr);
   EXPECT_EQ(gathered->local[1].shape,
             (std::vector<Extent>{Extent::constant(2), Extent::constant(4), Extent::constant(3)}));
+  // Exact counts: 12 and 9 elements in the padded 4 x 3 buffers, 21 in the
+  // gathered 24 slots.
+  const PlanBuffer *t1 = plan.buffer("T1");
+  ASSERT_NE(t1, nullptr);
+  EXPECT_EQ(t1->local[0].held, std::optional<int64_t>(12));
+  EXPECT_EQ(t1->local[1].held, std::optional<int64_t>(9));
+  EXPECT_EQ(gathered->local[0].held, std::optional<int64_t>(21));
+  EXPECT_EQ(plan.buffer("T2")->local[0].held, std::nullopt);
   EXPECT_TRUE(runSim(plan).matches());
+  // A held count the executor's layout disagrees with is refused.
+  Plan wrong = planFromJsonText(planToJsonText(plan), "wrong.json");
+  const_cast<PlanBuffer *>(wrong.buffer("T1"))->local[1].held = 12;
+  try {
+    runSim(wrong);
+    ADD_FAILURE() << "a wrong held count ran";
+  } catch (const InputError &e) {
+    EXPECT_NE(e.diagnostic().message.find("the plan says it holds 12 element(s), the layout of "
+                                          "its tensor gives 9"),
+              std::string::npos)
+        << e.diagnostic().message;
+  }
 }
 
 // ------------------------------------------------------------ JSON
