@@ -211,18 +211,28 @@ TEST(Checker, GatherToSingleDeviceAndScatterBack) {
   EXPECT_EQ(s.status, Status::Proved) << s.reason;
 }
 
-TEST(Checker, UnevenSplitGathersPaddedBuffers) {
-  // x[7 split by 2 on DIDx]: device 0 holds 4, device 1 holds 3 (one
-  // padding slot). The padded Allgather is proved; nvFuser's plain Allgather
-  // of unequal buffers is not.
+namespace {
+
+/// x[7 split by 2 on DIDx] -> y[7] on (0 1): device 0 holds 4 rows, device
+/// 1 holds 3 (one padding slot).
+Fusion unevenGather(TensorNum &x, TensorNum &y) {
   FusionBuilder b;
   auto mesh = mesh1d(2);
   IdNum xi = b.iter(7);
   auto [xo, xin] = b.split(xi, Extent::constant(2), false, DIDx);
-  TensorNum x = b.tensor({xi}, mesh, {xo, xin});
-  TensorNum y = b.tensor({b.iter(7)}, mesh);
+  x = b.tensor({xi}, mesh, {xo, xin});
+  y = b.tensor({b.iter(7)}, mesh);
   b.expr(OpKind::Set, "Set", {x}, y);
-  Fusion f = b.take();
+  return b.take();
+}
+
+} // namespace
+
+TEST(Checker, UnevenSplitGathersPaddedBuffers) {
+  // The padded Allgather is proved; nvFuser's plain Allgather of unequal
+  // buffers is not.
+  TensorNum x = 0, y = 0;
+  Fusion f = unevenGather(x, y);
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::Allgather);
   EXPECT_TRUE(v.lowering.padded);
@@ -269,14 +279,8 @@ TEST(Checker, UnevenAllToAllIsPadded) {
 TEST(Checker, PaddedGatherOverWrongTeamsIsRefuted) {
   // Teams (0)(1) gather nothing from the other device: refuted, with the
   // element device 0 lacks.
-  FusionBuilder b;
-  auto mesh = mesh1d(2);
-  IdNum xi = b.iter(7);
-  auto [xo, xin] = b.split(xi, Extent::constant(2), false, DIDx);
-  TensorNum x = b.tensor({xi}, mesh, {xo, xin});
-  TensorNum y = b.tensor({b.iter(7)}, mesh);
-  b.expr(OpKind::Set, "Set", {x}, y);
-  Fusion f = b.take();
+  TensorNum x = 0, y = 0;
+  Fusion f = unevenGather(x, y);
   DiagnosticEngine diags;
   auto graph = FusionGraph::build(f, diags);
   ASSERT_TRUE(graph.has_value());
