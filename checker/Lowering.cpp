@@ -81,7 +81,9 @@ bool isRootedComm(CommKind k) {
 
 std::string Lowering::str() const {
   std::string s = commKindName(kind);
-  if (localPermute)
+  if (padded)
+    s += "+pad";
+  else if (localPermute)
     s += "+permute";
   if (kind == CommKind::None || kind == CommKind::Alias || kind == CommKind::Unsupported)
     return s;
@@ -100,6 +102,24 @@ std::string Lowering::str() const {
   if (!teams.empty() && teams[0].root)
     s += " with root " + std::to_string(*teams[0].root);
   return s;
+}
+
+bool isModelledPadding(const Lowering &l) {
+  if (!l.padded)
+    return false;
+  if (l.kind == CommKind::Allgather || l.kind == CommKind::AllToAll)
+    return l.localPermute;
+  return isReductionComm(l.kind) && !l.localPermute &&
+         l.reduceInput == Lowering::ReduceInput::Partials;
+}
+
+std::optional<Lowering> paddedLowering(const Lowering &l) {
+  Lowering p = l;
+  p.padded = true;
+  p.localPermute = l.kind == CommKind::Allgather || l.kind == CommKind::AllToAll;
+  if (!isModelledPadding(p))
+    return std::nullopt;
+  return p;
 }
 
 const char *nvfuserRuntimeName(NvfuserRuntime r) {

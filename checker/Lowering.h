@@ -62,10 +62,25 @@ struct Lowering {
   /// what nvFuser's runtime hands a Communication (compiler lowerings).
   enum class ReduceInput { Partials, ProducerBuffer };
   ReduceInput reduceInput = ReduceInput::Partials;
+  /// The lowering of an edge with an uneven device split (docs/semantics.md,
+  /// Padded collectives): every member's buffer has the ceilDiv chunk size,
+  /// padding slots hold nothing, and the collective moves the padded
+  /// buffers. Allgather and AllToAll then also have `localPermute` (the
+  /// unpad copy places each element); reductions act on partials.
+  bool padded = false;
 
-  /// `Allgather team=(0 1)`, `Allgather+permute teams=(0 1)(2 3)`, `alias`.
+  /// `Allgather team=(0 1)`, `Allgather+permute teams=(0 1)(2 3)`,
+  /// `Allgather+pad team=(0 1)`, `alias`.
   std::string str() const;
 };
+
+/// Whether a padded lowering is one the semantics define: Allgather or
+/// AllToAll with the unpad copy (`localPermute`), or a reduction of partials
+/// (Allreduce, Reduce, ReduceScatter).
+bool isModelledPadding(const Lowering &l);
+/// The padded form of `l` (Allgather and AllToAll gain the unpad copy), or
+/// nullopt for a kind without one.
+std::optional<Lowering> paddedLowering(const Lowering &l);
 
 /// Symbol values, e.g. {"i0": 8}.
 using Bindings = std::map<std::string, int64_t>;

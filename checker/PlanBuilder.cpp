@@ -6,6 +6,7 @@
 #include "checker/ExprChecker.h"
 
 #include "ir/Constraints.h"
+#include "util/Checked.h"
 #include "util/Sha256.h"
 #include "util/Version.h"
 
@@ -59,6 +60,47 @@ std::vector<Extent> localShape(const Fusion &f, const TensorView &tv) {
     shape.push_back(trivial ? Extent::constant(1) : d.extent);
   }
   return shape;
+}
+
+/// The elements `device` holds of `tv` when an uneven constant device split
+/// leaves it fewer than its padded slots (docs/semantics.md, Padded
+/// collectives): per logical axis, `clamp(E - c * ceilDiv(E, F), 0,
+/// ceilDiv(E, F))` at the device's coordinate c of an outer split by F.
+/// nullopt when every slot holds an element, and where this formula does not
+/// apply (a symbolic extent, an inner or nested device split).
+std::optional<int64_t> heldOn(const Fusion &f, const TensorView &tv, int64_t device) {
+  if (!tv.mesh)
+    return std::nullopt;
+  std::vector<IdNum> sharding = shardingIds(f, tv);
+  int64_t held = 1;
+  bool uneven = false;
+  for (IdNum id : dataLogicalIds(f, tv)) {
+    const IterDomain &d = f.id(id);
+    if (d.isBroadcast() || d.isDeviceParallel())
+      continue; // One index on every device.
+    std::optional<int64_t> count = d.extent.asConstant();
+    for (const Transform &t : f.transforms) {
+      if (t.kind != Transform::Kind::Split || t.inputs[0] != id ||
+          !f.id(t.outputs[0]).isDeviceParallel())
+        continue;
+      auto factor = t.factor.asConstant();
+      bool outerShard = std::count(sharding.begin(), sharding.end(), t.outputs[0]) > 0;
+      bool splitAgain = std::any_of(f.transforms.begin(), f.transforms.end(), [&](const auto &u) {
+        return std::count(u.inputs.begin(), u.inputs.end(), t.outputs[1]) > 0;
+      });
+      if (!count || !factor || *factor <= 0 || !outerShard || splitAgain)
+        return std::nullopt;
+      int64_t chunk = (*count + *factor - 1) / *factor;
+      int64_t c = tv.mesh->coordinate(device, f.id(t.outputs[0]).parallel);
+      uneven = uneven || *count % *factor != 0;
+      count = std::clamp<int64_t>(*count - c * chunk, 0, chunk);
+    }
+    auto product = count ? checkedMul(held, *count) : std::nullopt;
+    if (!product)
+      return std::nullopt;
+    held = *product;
+  }
+  return uneven ? std::optional<int64_t>(held) : std::nullopt;
 }
 
 /// The global (reference) shape: logical data IDs, broadcasts 1, expanded
@@ -125,8 +167,24 @@ private:
     std::vector<PlanLocal> out;
     std::vector<Extent> shape = localShape(f_, f_.tensor(t));
     for (int64_t d : devicesOf(t))
-      out.push_back(PlanLocal{d, shape});
+      out.push_back(PlanLocal{d, shape, heldOn(f_, f_.tensor(t), d)});
     return out;
+  }
+  /// The elements a padded Allgather's temporary holds: what the members
+  /// hold of `producer`; nullopt when no member's buffer has padding.
+  std::optional<int64_t> gatheredHeld(TensorNum producer, const std::vector<int64_t> &members) {
+    int64_t sum = 0;
+    bool padded = false;
+    for (const PlanLocal &l : plan_.buffer(tensorName(producer))->local) {
+      if (!std::count(members.begin(), members.end(), l.device))
+        continue;
+      std::optional<int64_t> count = l.held ? l.held : localCount(l.shape).asConstant();
+      if (!count)
+        return std::nullopt;
+      padded = padded || l.held;
+      sum += *count;
+    }
+    return padded ? std::optional<int64_t>(sum) : std::nullopt;
   }
   std::optional<std::vector<Extent>> localOn(const std::string &buffer, int64_t device) const {
     for (const PlanLocal &l : plan_.buffer(buffer)->local)
@@ -324,8 +382,9 @@ std::string Builder::gatherInto(const Chosen &c, const std::string &target) {
     temp.teams.push_back(PlanTeam{t.devices, t.root, t.pairs});
     std::vector<Extent> shape{Extent::constant(static_cast<int64_t>(t.devices.size()))};
     shape.insert(shape.end(), producerShape.begin(), producerShape.end());
+    std::optional<int64_t> held = gatheredHeld(c.edge->producer, t.devices);
     for (int64_t d : t.devices)
-      temp.local.push_back(PlanLocal{d, shape});
+      temp.local.push_back(PlanLocal{d, shape, held});
   }
   std::string name = addBuffer(temp).name;
   addStep(collectiveStep(CollectiveType::Allgather, c.lowering.teams, tensorName(c.edge->producer),

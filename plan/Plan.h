@@ -73,6 +73,9 @@ const char *bufferKindName(BufferKind k);
 struct PlanLocal {
   int64_t device = 0;
   std::vector<Extent> shape;
+  /// The elements the buffer holds there when an uneven device split leaves
+  /// fewer than its slots (the rest is padding); absent otherwise.
+  std::optional<int64_t> held = std::nullopt;
 };
 
 struct PlanBuffer {

@@ -281,8 +281,10 @@ PlanBuffer PlanReader::buffer(const At &at, const Plan &plan) const {
   if (auto c = optionalField(at, "collective"))
     b.collective = parsePlanCollective(string(*c));
   for (const At &l : elements(field(at, "local"))) {
-    expectObject(l, {"device", "shape"});
+    expectObject(l, {"device", "shape", "held"});
     b.local.push_back(PlanLocal{nonNegative(field(l, "device")), extents(field(l, "shape"))});
+    if (auto h = optionalField(l, "held"))
+      b.local.back().held = nonNegative(*h);
     verifier_->slots(b.local.back().shape, l.path + "/shape"); // its count must fit in int64
   }
   return b;

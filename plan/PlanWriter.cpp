@@ -87,8 +87,11 @@ json bufferToJson(const PlanBuffer &b) {
   if (b.collective)
     j["collective"] = collectiveTypeName(*b.collective);
   json local = json::array();
-  for (const PlanLocal &l : b.local)
+  for (const PlanLocal &l : b.local) {
     local.push_back({{"device", l.device}, {"shape", extentsToJson(l.shape)}});
+    if (l.held)
+      local.back()["held"] = *l.held;
+  }
   j["local"] = local;
   return j;
 }

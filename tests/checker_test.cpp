@@ -211,18 +211,94 @@ TEST(Checker, GatherToSingleDeviceAndScatterBack) {
   EXPECT_EQ(s.status, Status::Proved) << s.reason;
 }
 
-TEST(Checker, UnevenSplitIsUnsupportedForCollectives) {
+namespace {
+
+/// x[7 split by 2 on DIDx] -> y[7] on (0 1): device 0 holds 4 rows, device
+/// 1 holds 3 (one padding slot).
+Fusion unevenGather(TensorNum &x, TensorNum &y) {
   FusionBuilder b;
   auto mesh = mesh1d(2);
   IdNum xi = b.iter(7);
   auto [xo, xin] = b.split(xi, Extent::constant(2), false, DIDx);
-  TensorNum x = b.tensor({xi}, mesh, {xo, xin});
-  TensorNum y = b.tensor({b.iter(7)}, mesh);
+  x = b.tensor({xi}, mesh, {xo, xin});
+  y = b.tensor({b.iter(7)}, mesh);
+  b.expr(OpKind::Set, "Set", {x}, y);
+  return b.take();
+}
+
+} // namespace
+
+TEST(Checker, UnevenSplitGathersPaddedBuffers) {
+  // The padded Allgather is proved; nvFuser's plain Allgather of unequal
+  // buffers is not.
+  TensorNum x = 0, y = 0;
+  Fusion f = unevenGather(x, y);
+  EdgeVerdict v = verdictOf(f, x, y);
+  EXPECT_EQ(v.lowering.kind, CommKind::Allgather);
+  EXPECT_TRUE(v.lowering.padded);
+  EXPECT_EQ(v.lowering.str(), "Allgather+pad over team (0 1)");
+  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+  ASSERT_TRUE(v.compiler.has_value());
+  EXPECT_NE(v.compiler->status, Status::Proved);
+}
+
+TEST(Checker, UnevenReduceScatterIsPadded) {
+  // x[DIDx{2}, 5] summed over axis 0 into y[r{2}, 5 split by 2 on DIDx]:
+  // the consumer's padded chunk is 3 slots, device 1 holds 2 of them.
+  FusionBuilder b;
+  auto mesh = mesh1d(2);
+  TensorNum x = b.tensor({b.iter(2, DIDx), b.iter(5)}, mesh);
+  IdNum r = b.reduction(Extent::constant(2));
+  IdNum yi = b.iter(5);
+  auto [yo, yin] = b.split(yi, Extent::constant(2), false, DIDx);
+  TensorNum y = b.tensor({r, yi}, mesh, {r, yo, yin});
+  b.expr(OpKind::Reduction, "reduction", {x}, y, {}, {{"op", "add"}});
+  Fusion f = b.take();
+  EdgeVerdict v = verdictOf(f, x, y);
+  EXPECT_EQ(v.lowering.str(), "ReduceScatter+pad over team (0 1)");
+  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+}
+
+TEST(Checker, UnevenAllToAllIsPadded) {
+  // x[7 split by 2 on DIDx, 5] -> y[7, 5 split by 2 on DIDx].
+  FusionBuilder b;
+  auto mesh = mesh1d(2);
+  IdNum xi = b.iter(7), xj = b.iter(5);
+  auto [xo, xin] = b.split(xi, Extent::constant(2), false, DIDx);
+  TensorNum x = b.tensor({xi, xj}, mesh, {xo, xin, xj});
+  IdNum yi = b.iter(7), yj = b.iter(5);
+  auto [yo, yin] = b.split(yj, Extent::constant(2), false, DIDx);
+  TensorNum y = b.tensor({yi, yj}, mesh, {yi, yo, yin});
   b.expr(OpKind::Set, "Set", {x}, y);
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
-  EXPECT_EQ(v.lowering.kind, CommKind::Unsupported);
-  EXPECT_NE(v.status, Status::Proved);
+  EXPECT_EQ(v.lowering.str(), "AllToAll+pad over team (0 1)");
+  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+}
+
+TEST(Checker, PaddedGatherOverWrongTeamsIsRefuted) {
+  // Teams (0)(1) gather nothing from the other device: refuted, with the
+  // element device 0 lacks.
+  TensorNum x = 0, y = 0;
+  Fusion f = unevenGather(x, y);
+  DiagnosticEngine diags;
+  auto graph = FusionGraph::build(f, diags);
+  ASSERT_TRUE(graph.has_value());
+  smt::QueryCache cache;
+  smt::SolverStats stats;
+  smt::SolverBackend backend;
+  smt::Context ctx(smt::SolverOptions{}, &cache, &stats, &backend);
+  EdgeChecker ec(f, graph->edges()[0], ctx, {0, 1});
+  Lowering l;
+  l.kind = CommKind::Allgather;
+  l.teams = {Team{{0}, std::nullopt, {}}, Team{{1}, std::nullopt, {}}};
+  l = *paddedLowering(l);
+  Outcome o = ec.checkLowering(l);
+  ASSERT_EQ(o.kind, Outcome::Kind::Refuted);
+  EXPECT_NE(o.counterexample->message.find("in its padded buffer"), std::string::npos)
+      << o.counterexample->message;
+  // A padded lowering nvFuser would run is not modelled.
+  EXPECT_EQ(ec.checkLowering(l, /*compilerLowering=*/true).kind, Outcome::Kind::Unsupported);
 }
 
 TEST(Checker, IdenticalEdgesAreDecidedOnce) {

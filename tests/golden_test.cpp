@@ -143,12 +143,15 @@ std::vector<Expectation> readExpectations(const std::string &path) {
 }
 
 /// `Allgather+permute` in an expectation matches communication Allgather with
-/// a local permute; `unsupported` an edge no single lowering serves.
+/// a local permute, `Allgather+pad` its padded form (uneven splits);
+/// `unsupported` an edge no single lowering serves.
 bool communicationMatches(const EdgeVerdict &v, const std::string &want) {
   EdgeResult r = edgeResult(v);
   if (r == EdgeResult::Unsupported || r == EdgeResult::Unmodelled)
     return want == "unsupported";
   std::string comm = commKindName(v.lowering.kind);
+  if (want.size() > 4 && want.substr(want.size() - 4) == "+pad")
+    return v.lowering.padded && comm == want.substr(0, want.size() - 4);
   if (want.size() > 8 && want.substr(want.size() - 8) == "+permute")
     return v.lowering.localPermute && comm == want.substr(0, want.size() - 8);
   return comm == want;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The mpi backend over the corpus: every corpus fusion check-sharding can
 # plan is run as one process per device under mpirun (the plans of 2, 3, 4
-# and 8 devices as 2, 3, 4 and 8 processes) and must match the reference.
+# and 8 devices as 2, 3, 4 and 8 processes) and must match the reference;
+# the four uneven plans (padded collectives) must be among them.
 # Then the seed's refuted nvFuser Allgather must fail the same way under MPI,
 # and a wrong process count must be a usage error (exit status 2).
 #
@@ -79,7 +80,7 @@ if [ "$mode" = stopped-rank ]; then
   exit 0
 fi
 
-ran=0 failed=0 ran4=0
+ran=0 failed=0 ran4=0 ran_uneven=0
 for f in "$source"/corpus/*.txt; do
   plan="$dir/$(basename "$f").json"
   "$bin/check-sharding" --quiet --emit-plan "$plan" "$f" > /dev/null 2>&1
@@ -91,6 +92,7 @@ for f in "$source"/corpus/*.txt; do
   [ "$status" -eq 3 ] && continue # Rests on an unproved verdict.
   ran=$((ran + 1))
   [ "$n" -eq 4 ] && ran4=$((ran4 + 1))
+  case "$(basename "$f")" in uneven_*) ran_uneven=$((ran_uneven + 1)) ;; esac
   if [ "$status" -ne 0 ]; then
     failed=$((failed + 1))
     echo "FAIL $(basename "$f") (-np $n): exit status $status"
@@ -102,6 +104,9 @@ done
 echo "mpi: $ran plan(s) run ($ran4 as 4 processes), $failed failed"
 [ "$failed" -eq 0 ] || exit 1
 [ "$ran4" -ge 5 ] || { echo "expected at least 5 four-process plans"; exit 1; }
+# The padded collectives of uneven splits (uneven_*.txt: Allgather+pad,
+# AllToAll+pad, ReduceScatter+pad) run under MPI too.
+[ "$ran_uneven" -ge 4 ] || { echo "expected the 4 uneven corpus plans to run, ran $ran_uneven"; exit 1; }
 
 # The seed's refuted Allgather fails with nvFuser's count error under MPI too.
 "$bin/check-sharding" --quiet --plan-lowerings compiler --emit-plan "$dir/nv.json" \

@@ -112,6 +112,8 @@ void PlanRun::allocate() {
   for (const PlanBuffer &b : plan_.buffers)
     for (const PlanLocal &l : b.local) {
       int64_t slots = checkedSlotCount(plan_, b, l, symbols_, placement_->slotCount(b, l.device));
+      if (l.held)
+        checkHeldCount(plan_, b, l, placement_->map().elements(b, l.device));
       if (local_.count(l.device))
         device_.allocate(b, l.device, slots);
     }

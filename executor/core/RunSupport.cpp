@@ -243,6 +243,19 @@ int64_t checkedSlotCount(const Plan &plan, const PlanBuffer &b, const PlanLocal 
   return actual;
 }
 
+void checkHeldCount(const Plan &plan, const PlanBuffer &b, const PlanLocal &l,
+                    const std::vector<int64_t> &elements) {
+  auto held =
+      std::count_if(elements.begin(), elements.end(), [](int64_t x) { return x != kNoElement; });
+  if (held != *l.held)
+    throwInputError("plan-invalid",
+                    "buffer \"" + b.name + "\" on device " + std::to_string(l.device) +
+                        ": the plan says it holds " + std::to_string(*l.held) +
+                        " element(s), the layout of its " + bufferKindName(b.kind) + " gives " +
+                        std::to_string(held),
+                    plan.fusion.loc);
+}
+
 int64_t checkedSlotCount(const Plan &plan, const BufferMap &map, const PlanBuffer &b,
                          const PlanLocal &l, const Bindings &symbols) {
   return checkedSlotCount(plan, b, l, symbols,

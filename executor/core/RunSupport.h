@@ -84,6 +84,10 @@ void refuseOversizedRun(const Plan &plan, const Bindings &symbols);
 /// layouts, after checking that the plan's local shape gives the same
 /// (packed and unpacked buffers are sized by their content). InputError on a
 /// disagreement: the plan is inconsistent.
+/// Throws plan-invalid unless the elements the buffer holds on the device
+/// (`elements`, kNoElement for padding) number `local.held`.
+void checkHeldCount(const Plan &plan, const PlanBuffer &b, const PlanLocal &local,
+                    const std::vector<int64_t> &elements);
 int64_t checkedSlotCount(const Plan &plan, const BufferMap &map, const PlanBuffer &b,
                          const PlanLocal &local, const Bindings &symbols);
 /// The same check against a slot count found another way (a dense box).

@@ -39,7 +39,7 @@ std::string edgeName(const EdgeVerdict &v) {
 }
 
 std::string kindName(const Lowering &l) {
-  return std::string(commKindName(l.kind)) + (l.localPermute ? "+permute" : "");
+  return std::string(commKindName(l.kind)) + (l.padded ? "+pad" : l.localPermute ? "+permute" : "");
 }
 
 /// A message as a class key: its words of two or more letters (tensor
