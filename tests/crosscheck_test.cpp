@@ -318,9 +318,10 @@ TEST(RandomLoopCrossCheck, LoopClaimsAgreeWithBruteForce) {
     Document doc = readDocument(c.text, "random_loop.txt");
     ASSERT_EQ(doc.fusions.size(), 1u) << c.text;
     const Fusion &f = doc.fusions[0];
-    const Expr &comm = f.exprs.back();
-    auto model = loopedCommunication(f, comm);
-    ASSERT_TRUE(std::holds_alternative<LoopedCommunication>(model))
+    const Expr &writer = f.exprs.back();
+    auto model = writer.kind == OpKind::Communication ? loopedCommunication(f, writer)
+                                                      : loopedStatement(f, writer);
+    ASSERT_TRUE(std::holds_alternative<LoopedStatement>(model))
         << std::get<std::string>(model) << "\n"
         << c.text;
     const auto &lc = std::get<LoopedCommunication>(model);
