@@ -491,29 +491,11 @@ smt::SolverOptions Checker::solverOptions() const {
 
 namespace {
 
-/// The loop's verdict on the compiler's looped Communication: a failed loop
-/// claim refutes (or leaves unknown) what the per-iteration check confirmed.
-void applyLoopOutcome(const Outcome &loop, const std::string &header, EdgeVerdict &v) {
-  if (!v.compiler || v.compiler->status != Status::Proved || loop.kind == Outcome::Kind::Proved)
-    return;
-  CompilerVerdict &c = *v.compiler;
-  c.unnecessary = false;
-  if (loop.kind == Outcome::Kind::Refuted) {
-    c.status = Status::Refuted;
-    c.counterexample = loop.counterexample;
-    c.counterexample->rule = "host-loop";
-    return;
-  }
-  c.status = Status::Unknown;
-  c.reason = "its loop `" + header + "` is not proved: " + loop.reason;
-}
-
-/// A looped statement's edge whose loop claims failed: the statement as the
-/// loop runs it is refuted (the counterexample names the iteration) or
-/// left unknown, whatever its one iteration's edge proved.
-void applyLoopOutcomeToEdge(const Outcome &loop, const std::string &header, EdgeVerdict &v) {
-  if (v.status != Status::Proved || loop.kind == Outcome::Kind::Proved)
-    return;
+/// A failed (or undecided) loop claim on a verdict that was proved: refuted
+/// with the claim's counterexample (it names the iteration; rule
+/// `host-loop`), or unknown with the reason.
+template <class Verdict>
+void applyLoopFailure(const Outcome &loop, const std::string &header, Verdict &v) {
   if (loop.kind == Outcome::Kind::Refuted) {
     v.status = Status::Refuted;
     v.counterexample = loop.counterexample;
@@ -523,6 +505,24 @@ void applyLoopOutcomeToEdge(const Outcome &loop, const std::string &header, Edge
   v.status = Status::Unknown;
   v.counterexample.reset();
   v.reason = "its loop `" + header + "` is not proved: " + loop.reason;
+}
+
+/// The loop's verdict on the compiler's looped Communication: a failed loop
+/// claim refutes (or leaves unknown) what the per-iteration check confirmed.
+void applyLoopOutcome(const Outcome &loop, const std::string &header, EdgeVerdict &v) {
+  if (!v.compiler || v.compiler->status != Status::Proved || loop.kind == Outcome::Kind::Proved)
+    return;
+  v.compiler->unnecessary = false;
+  applyLoopFailure(loop, header, *v.compiler);
+}
+
+/// A looped statement's edge whose loop claims failed: the statement as the
+/// loop runs it is refuted or left unknown, whatever its one iteration's
+/// edge proved.
+void applyLoopOutcomeToEdge(const Outcome &loop, const std::string &header, EdgeVerdict &v) {
+  if (v.status != Status::Proved || loop.kind == Outcome::Kind::Proved)
+    return;
+  applyLoopFailure(loop, header, v);
 }
 
 /// The read view edge (HirAliasSelect) feeding a looped statement: each
