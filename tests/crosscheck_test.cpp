@@ -312,13 +312,14 @@ void crossCheckLoops(const Fusion &f, const std::string &what, Tally &t) {
 TEST(RandomLoopCrossCheck, LoopClaimsAgreeWithBruteForce) {
   int n = std::getenv("SHARDCHECK_QUICK") ? 80 : 600;
   Tally t;
-  int refuted = 0;
+  int refuted = 0, sets = 0;
   for (int i = 0; i < n; ++i) {
     bruteforce::RandomLoopCase c = bruteforce::randomLoop(0x100b0000u + static_cast<uint64_t>(i));
     Document doc = readDocument(c.text, "random_loop.txt");
     ASSERT_EQ(doc.fusions.size(), 1u) << c.text;
     const Fusion &f = doc.fusions[0];
     const Expr &writer = f.exprs.back();
+    sets += writer.kind != OpKind::Communication;
     auto model = writer.kind == OpKind::Communication ? loopedCommunication(f, writer)
                                                       : loopedStatement(f, writer);
     ASSERT_TRUE(std::holds_alternative<LoopedStatement>(model))
@@ -337,8 +338,9 @@ TEST(RandomLoopCrossCheck, LoopClaimsAgreeWithBruteForce) {
   EXPECT_EQ(t.disagreements, 0);
   EXPECT_GT(t.compared, n * 6 / 10) << "inconclusive: " << t.inconclusive;
   EXPECT_GT(refuted, n / 10) << "the generator must draw wrong loops too";
-  std::cout << "random loops " << n << ": " << t.compared << " compared (" << refuted
-            << " refuted), " << t.inconclusive << " inconclusive\n";
+  EXPECT_GT(sets, n / 10) << "the generator must draw looped statements other than Communications";
+  std::cout << "random loops " << n << " (" << sets << " Sets): " << t.compared << " compared ("
+            << refuted << " refuted), " << t.inconclusive << " inconclusive\n";
 }
 
 TEST(CorpusCrossCheck, LoopClaimsAgreeWithBruteForce) {
