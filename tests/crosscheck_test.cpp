@@ -324,12 +324,13 @@ std::vector<Bindings> smallFusionBindings(const Fusion &f) {
   return out;
 }
 
-/// The loop claims of every modelled looped Communication (LoopChecker)
+/// The loop claims of every modelled looped statement (LoopChecker)
 /// against the brute force's run of the iterations (LoopSlices).
 void crossCheckLoops(const Fusion &f, const std::string &what, Tally &t) {
   std::vector<int64_t> universe = universeOf(f);
   for (const Expr &e : f.exprs) {
-    auto model = loopedCommunication(f, e);
+    auto model =
+        e.kind == OpKind::Communication ? loopedCommunication(f, e) : loopedStatement(f, e);
     const auto *lc = std::get_if<LoopedCommunication>(&model);
     if (!lc)
       continue;
@@ -339,8 +340,7 @@ void crossCheckLoops(const Fusion &f, const std::string &what, Tally &t) {
     Outcome smt = checker.check();
     for (const auto &b : smallFusionBindings(f)) {
       compare(
-          smt, b,
-          [&](const Bindings &bb) { return bruteforce::bruteLoopedCommunication(f, *lc, bb); },
+          smt, b, [&](const Bindings &bb) { return bruteforce::bruteLoopedStatement(f, *lc, bb); },
           what + " loop `" + lc->loop.header + "`", t);
       if (smt.kind != Outcome::Kind::Proved)
         break; // A refutation is checked at its own bindings once.
@@ -351,15 +351,17 @@ void crossCheckLoops(const Fusion &f, const std::string &what, Tally &t) {
 TEST(RandomLoopCrossCheck, LoopClaimsAgreeWithBruteForce) {
   int n = std::getenv("SHARDCHECK_QUICK") ? 80 : 600;
   Tally t;
-  int refuted = 0;
+  int refuted = 0, sets = 0;
   for (int i = 0; i < n; ++i) {
     bruteforce::RandomLoopCase c = bruteforce::randomLoop(0x100b0000u + static_cast<uint64_t>(i));
     Document doc = readDocument(c.text, "random_loop.txt");
     ASSERT_EQ(doc.fusions.size(), 1u) << c.text;
     const Fusion &f = doc.fusions[0];
-    const Expr &comm = f.exprs.back();
-    auto model = loopedCommunication(f, comm);
-    ASSERT_TRUE(std::holds_alternative<LoopedCommunication>(model))
+    const Expr &writer = f.exprs.back();
+    sets += writer.kind != OpKind::Communication;
+    auto model = writer.kind == OpKind::Communication ? loopedCommunication(f, writer)
+                                                      : loopedStatement(f, writer);
+    ASSERT_TRUE(std::holds_alternative<LoopedStatement>(model))
         << std::get<std::string>(model) << "\n"
         << c.text;
     const auto &lc = std::get<LoopedCommunication>(model);
@@ -369,14 +371,15 @@ TEST(RandomLoopCrossCheck, LoopClaimsAgreeWithBruteForce) {
     refuted += smt.kind == Outcome::Kind::Refuted;
     compare(
         smt, c.bindings,
-        [&](const Bindings &b) { return bruteforce::bruteLoopedCommunication(f, lc, b); },
+        [&](const Bindings &b) { return bruteforce::bruteLoopedStatement(f, lc, b); },
         c.description, t);
   }
   EXPECT_EQ(t.disagreements, 0);
   EXPECT_GT(t.compared, n * 6 / 10) << "inconclusive: " << t.inconclusive;
   EXPECT_GT(refuted, n / 10) << "the generator must draw wrong loops too";
-  std::cout << "random loops " << n << ": " << t.compared << " compared (" << refuted
-            << " refuted), " << t.inconclusive << " inconclusive\n";
+  EXPECT_GT(sets, n / 10) << "the generator must draw looped statements other than Communications";
+  std::cout << "random loops " << n << " (" << sets << " Sets): " << t.compared << " compared ("
+            << refuted << " refuted), " << t.inconclusive << " inconclusive\n";
 }
 
 TEST(CorpusCrossCheck, LoopClaimsAgreeWithBruteForce) {
