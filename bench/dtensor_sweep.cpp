@@ -109,7 +109,7 @@ void checkPair(const std::string &text, Tally &t, std::map<std::string, int> &wh
     return;
   }
   const EdgeVerdict &v = f.verdicts[0];
-  switch (edgeResult(v)) {
+  switch (v.result) {
   case EdgeResult::Proved:
     ++(v.lowering.kind == CommKind::None || v.lowering.kind == CommKind::Alias ? t.none
                                                                                : t.collective);
