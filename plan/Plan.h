@@ -12,8 +12,9 @@
 // Typed: collectives and reduction operators are the enums of
 // ir/Collectives.h, not strings. The plan's own vocabularies (status, buffer
 // kind, step kind, compute mode) are one list each below, X(name, spelling),
-// that generates the enum and its spelling table; the printers (...Name)
-// and the reader read that table, as ir/Collectives.h does for collectives. The format on disk is
+// that generates the enum and its spelling table (SC_PLAN_VOCABULARY); the
+// printers (...Name) and the reader read that table, as ir/Collectives.h
+// does for collectives. The format on disk is
 // specified in docs/plan-format.md (format "shardcheck-plan", version 1); PlanReader.cpp and
 // PlanWriter.cpp read and write it, and PlanVerifier.h checks a plan's internal consistency (every
 // name defined, every count equal to its buffer's size, teams within the meshes, ...). Whether a
@@ -27,6 +28,7 @@
 #include "ir/Fusion.h"
 #include "util/Spellings.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,17 +40,21 @@ namespace shardcheck {
 constexpr const char *kPlanFormat = "shardcheck-plan";
 constexpr int kPlanVersion = 1;
 
-/// An X(name, spelling) list's enumerators.
+/// SC_PLAN_VOCABULARY(Enum, kTable, LIST): the enum `Enum` of an X(name,
+/// spelling) list and `kTable`, its Spelling<Enum> rows in the list's order.
 #define SC_PLAN_ENUMERATOR(name, spelling) name,
+#define SC_PLAN_SPELLING(name, spelling) Spelling<E>{name, spelling},
+#define SC_PLAN_VOCABULARY(Enum, kTable, LIST)                                                     \
+  enum class Enum { LIST(SC_PLAN_ENUMERATOR) };                                                    \
+  inline constexpr auto kTable = [] {                                                              \
+    using E = Enum;                                                                                \
+    using enum Enum;                                                                               \
+    return std::array{LIST(SC_PLAN_SPELLING)};                                                     \
+  }()
 
 // How sure the checker is of a step's claim. X(name, spelling)
 #define SHARDCHECK_PLAN_STATUSES(X) X(Proved, "proved") X(Refuted, "refuted") X(Unknown, "unknown")
-enum class PlanStatus { SHARDCHECK_PLAN_STATUSES(SC_PLAN_ENUMERATOR) };
-inline constexpr Spelling<PlanStatus> kPlanStatuses[] = {
-#define SC_PLAN_STATUS_ROW(name, spelling) {PlanStatus::name, spelling},
-    SHARDCHECK_PLAN_STATUSES(SC_PLAN_STATUS_ROW)
-#undef SC_PLAN_STATUS_ROW
-};
+SC_PLAN_VOCABULARY(PlanStatus, kPlanStatuses, SHARDCHECK_PLAN_STATUSES);
 const char *planStatusName(PlanStatus s);
 
 /// One verdict a step rests on: an edge and the claim made about it.
@@ -85,12 +91,7 @@ struct PlanTeam {
   X(Packed, "packed")                                                                              \
   X(Unpacked, "unpacked")                                                                          \
   X(Partial, "partial")
-enum class BufferKind { SHARDCHECK_BUFFER_KINDS(SC_PLAN_ENUMERATOR) };
-inline constexpr Spelling<BufferKind> kBufferKinds[] = {
-#define SC_BUFFER_KIND_ROW(name, spelling) {BufferKind::name, spelling},
-    SHARDCHECK_BUFFER_KINDS(SC_BUFFER_KIND_ROW)
-#undef SC_BUFFER_KIND_ROW
-};
+SC_PLAN_VOCABULARY(BufferKind, kBufferKinds, SHARDCHECK_BUFFER_KINDS);
 const char *bufferKindName(BufferKind k);
 
 /// A buffer's shape on one device.
@@ -120,12 +121,7 @@ struct PlanBuffer {
 // What a step does. X(name, spelling)
 #define SHARDCHECK_STEP_KINDS(X)                                                                   \
   X(Compute, "compute") X(Collective, "collective") X(Alias, "alias") X(Copy, "copy")
-enum class StepKind { SHARDCHECK_STEP_KINDS(SC_PLAN_ENUMERATOR) };
-inline constexpr Spelling<StepKind> kStepKinds[] = {
-#define SC_STEP_KIND_ROW(name, spelling) {StepKind::name, spelling},
-    SHARDCHECK_STEP_KINDS(SC_STEP_KIND_ROW)
-#undef SC_STEP_KIND_ROW
-};
+SC_PLAN_VOCABULARY(StepKind, kStepKinds, SHARDCHECK_STEP_KINDS);
 const char *stepKindName(StepKind k);
 
 // Which part of an expression a compute step evaluates:
@@ -134,12 +130,7 @@ const char *stepKindName(StepKind k);
 //   Epilogue  what follows the reduction (a linear's bias, a non-identity init)
 // X(name, spelling)
 #define SHARDCHECK_COMPUTE_MODES(X) X(Whole, "whole") X(Partial, "partial") X(Epilogue, "epilogue")
-enum class ComputeMode { SHARDCHECK_COMPUTE_MODES(SC_PLAN_ENUMERATOR) };
-inline constexpr Spelling<ComputeMode> kComputeModes[] = {
-#define SC_COMPUTE_MODE_ROW(name, spelling) {ComputeMode::name, spelling},
-    SHARDCHECK_COMPUTE_MODES(SC_COMPUTE_MODE_ROW)
-#undef SC_COMPUTE_MODE_ROW
-};
+SC_PLAN_VOCABULARY(ComputeMode, kComputeModes, SHARDCHECK_COMPUTE_MODES);
 const char *computeModeName(ComputeMode m);
 
 /// Buffer counts of one device in a collective.
