@@ -50,6 +50,16 @@ Lowering noLowering(CommKind k) {
   return Lowering{k, {}, false};
 }
 
+/// Names `edge` (its tensors, expression and location) in `v`.
+void placeVerdict(const Fusion &fusion, const FusionEdge &edge, EdgeVerdict &v) {
+  const Expr &expr = fusion.exprs[edge.expr];
+  v.producer = edge.producer;
+  v.consumer = edge.consumer;
+  v.expr = edge.expr;
+  v.exprName = expr.op;
+  v.loc = expr.loc;
+}
+
 /// `v` without a lowering: `result` is Unsupported or Unmodelled.
 void setNoLowering(EdgeVerdict &v, EdgeResult result, std::string reason) {
   v.result = result;
@@ -294,6 +304,33 @@ CompilerVerdict judgeCompilerChoice(CompilerVerdict cv, const Expr &expr, EdgeCh
 
 } // namespace
 
+namespace {
+
+/// The verdict on an edge that needs communication, from the proof of
+/// `candidate`, the collective nvFuser's rules propose for it.
+void proveCandidate(EdgeChecker &ec, const Expr &expr, Lowering candidate, EdgeVerdict &v) {
+  Outcome o = proveWithPermuteFallback(ec, candidate);
+  if (isReductionComm(candidate.kind) && reductionOperatorOf(expr).empty())
+    o = Outcome::unsupported(std::string("`") + expr.op +
+                             "` names no operator to combine partial results with");
+  if (o.kind == Outcome::Kind::Proved) {
+    v.lowering = candidate;
+    v.result = EdgeResult::Proved;
+  } else if (o.kind == Outcome::Kind::Refuted) {
+    setNoLowering(v, EdgeResult::Unsupported, "the candidate " + candidate.str() + " is refuted");
+    v.counterexample = o.counterexample;
+  } else if (o.kind == Outcome::Kind::Unsupported) {
+    setNoLowering(v, EdgeResult::Unmodelled,
+                  "the candidate " + candidate.str() + " cannot be checked: " + o.reason);
+  } else {
+    v.lowering = candidate;
+    v.result = EdgeResult::Unknown;
+    v.reason = o.reason;
+  }
+}
+
+} // namespace
+
 Checker::Checker(CheckOptions options) : options_(std::move(options)) {}
 
 std::optional<CompilerVerdict> Checker::compilerChoice(const Fusion &fusion,
@@ -364,16 +401,9 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
                                const std::vector<int64_t> &universe) {
   EdgeVerdict v;
   const Expr &expr = fusion.exprs[edge.expr];
-  v.producer = edge.producer;
-  v.consumer = edge.consumer;
-  v.expr = edge.expr;
-  v.exprName = expr.op;
-  v.loc = expr.loc;
+  placeVerdict(fusion, edge, v);
 
-  smt::SolverOptions so;
-  so.timeoutMs = options_.timeoutMs;
-  so.smtDumpDir = options_.smtDumpDir;
-  so.deadline = options_.deadline;
+  smt::SolverOptions so = solverOptions();
   if (so.deadline && std::chrono::steady_clock::now() >= *so.deadline)
     return notCheckedInTime(fusion, edge, std::move(v));
   smt::Context ctx(so, &queryCache_, &stats_.solver, &solverBackend_);
@@ -423,25 +453,7 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
           v.steps.push_back(DecompositionStep{l, Status::Unknown, "", "not proved"});
       break;
     }
-    Lowering candidate = *s.lowering;
-    Outcome o = proveWithPermuteFallback(ec, candidate);
-    if (isReductionComm(candidate.kind) && reductionOperatorOf(expr).empty())
-      o = Outcome::unsupported(std::string("`") + expr.op +
-                               "` names no operator to combine partial results with");
-    if (o.kind == Outcome::Kind::Proved) {
-      v.lowering = candidate;
-      v.result = EdgeResult::Proved;
-    } else if (o.kind == Outcome::Kind::Refuted) {
-      setNoLowering(v, EdgeResult::Unsupported, "the candidate " + candidate.str() + " is refuted");
-      v.counterexample = o.counterexample;
-    } else if (o.kind == Outcome::Kind::Unsupported) {
-      setNoLowering(v, EdgeResult::Unmodelled,
-                    "the candidate " + candidate.str() + " cannot be checked: " + o.reason);
-    } else {
-      v.lowering = candidate;
-      v.result = EdgeResult::Unknown;
-      v.reason = o.reason;
-    }
+    proveCandidate(ec, expr, *s.lowering, v);
     break;
   }
   }
@@ -487,11 +499,7 @@ std::vector<EdgeVerdict> Checker::checkFusion(const Fusion &fusion, const Fusion
         renameVerdict(v, {{"T" + std::to_string(v.producer), fusion.tensor(edge.producer).name()},
                           {"T" + std::to_string(v.consumer), fusion.tensor(edge.consumer).name()}});
         const Expr &expr = fusion.exprs[edge.expr];
-        v.producer = edge.producer;
-        v.consumer = edge.consumer;
-        v.expr = edge.expr;
-        v.exprName = expr.op;
-        v.loc = expr.loc;
+        placeVerdict(fusion, edge, v);
         if (v.compiler) {
           v.compiler->loc = expr.loc;
           v.compiler->source = compilerSource(expr);
@@ -692,11 +700,7 @@ void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &grap
                             : std::string();
       if (!key.empty() && provedExpressions_.count(key))
         continue;
-      smt::SolverOptions so;
-      so.timeoutMs = options_.timeoutMs;
-      so.smtDumpDir = options_.smtDumpDir;
-      so.deadline = options_.deadline;
-      smt::Context ctx(so, &queryCache_, &stats_.solver, &solverBackend_);
+      smt::Context ctx(solverOptions(), &queryCache_, &stats_.solver, &solverBackend_);
       Outcome o = ExprChecker(fusion, operands, ctx, universe).checkPartials(v.lowering);
       if (o.kind == Outcome::Kind::Proved) {
         if (!key.empty())
