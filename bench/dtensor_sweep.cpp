@@ -182,8 +182,8 @@ PairRow checkPair(const std::string &text, Tally &t, std::map<std::string, int> 
   const EdgeVerdict &v = f.verdicts[0];
   static const char *const kResultNames[] = {"proved", "refuted", "unknown", "unsupported",
                                              "not modelled"};
-  row.verdict = kResultNames[static_cast<int>(edgeResult(v))];
-  switch (edgeResult(v)) {
+  row.verdict = kResultNames[static_cast<int>(v.result)];
+  switch (v.result) {
   case EdgeResult::Proved:
     ++(v.lowering.kind == CommKind::None || v.lowering.kind == CommKind::Alias ? t.none
                                                                                : t.collective);
@@ -210,7 +210,7 @@ PairRow checkPair(const std::string &text, Tally &t, std::map<std::string, int> 
   if (f.plan) {
     ++t.planned;
     t.matched += planRunsToAMatch(*f.plan);
-    if (edgeResult(v) == EdgeResult::Proved)
+    if (v.result == EdgeResult::Proved)
       row.shardcheckBytes = shardcheckPlanBytes(*f.plan);
   }
   return row;

@@ -67,7 +67,7 @@ std::vector<EdgeVerdict> reportedOnce(std::vector<EdgeVerdict> verdicts) {
   auto key = [](const EdgeVerdict &v) {
     return std::to_string(v.expr) + "|" + std::to_string(v.producer) + "|" +
            std::to_string(v.consumer) + "|" + v.lowering.str() + "|" +
-           std::to_string(static_cast<int>(v.status)) + "|" + v.reason +
+           std::to_string(static_cast<int>(v.result)) + "|" + v.reason +
            (v.compiler ? "|compiler" : "");
   };
   std::set<std::string> seen;

@@ -50,6 +50,23 @@ Lowering noLowering(CommKind k) {
   return Lowering{k, {}, false};
 }
 
+/// Names `edge` (its tensors, expression and location) in `v`.
+void placeVerdict(const Fusion &fusion, const FusionEdge &edge, EdgeVerdict &v) {
+  const Expr &expr = fusion.exprs[edge.expr];
+  v.producer = edge.producer;
+  v.consumer = edge.consumer;
+  v.expr = edge.expr;
+  v.exprName = expr.op;
+  v.loc = expr.loc;
+}
+
+/// `v` without a lowering: `result` is Unsupported or Unmodelled.
+void setNoLowering(EdgeVerdict &v, EdgeResult result, std::string reason) {
+  v.result = result;
+  v.lowering = noLowering(CommKind::None);
+  v.reason = std::move(reason);
+}
+
 /// Replaces whole-word tensor names in a message.
 std::string renameTensors(std::string text, const std::map<std::string, std::string> &renames) {
   // Two phases so that T1 -> T2 and T2 -> T1 do not interfere.
@@ -207,31 +224,112 @@ std::string canonicalEdgeKey(const Fusion &fusion, const FusionEdge &edge) {
   return edgeKey(kb, fusion, edge);
 }
 
-EdgeResult edgeResult(const EdgeVerdict &v) {
-  if (v.lowering.kind == CommKind::Unsupported)
-    return v.status == Status::Unknown ? EdgeResult::Unmodelled : EdgeResult::Unsupported;
-  switch (v.status) {
-  case Status::Proved:
-    return EdgeResult::Proved;
-  case Status::Refuted:
-    return EdgeResult::Refuted;
-  case Status::Unknown:
+const char *edgeResultStatusName(EdgeResult r) {
+  switch (r) {
+  case EdgeResult::Proved:
+    return "proved";
+  case EdgeResult::Refuted:
+  case EdgeResult::Unsupported:
+    return "refuted";
+  case EdgeResult::Unknown:
+  case EdgeResult::Unmodelled:
     break;
   }
-  return EdgeResult::Unknown;
+  return "unknown";
 }
 
-CompilerResult compilerResult(const CompilerVerdict &c) {
-  switch (c.status) {
-  case Status::Proved:
-    return c.unnecessary ? CompilerResult::Unnecessary : CompilerResult::Confirmed;
-  case Status::Refuted:
-    return CompilerResult::Refuted;
-  case Status::Unknown:
+const char *compilerResultStatusName(CompilerResult r) {
+  switch (r) {
+  case CompilerResult::Confirmed:
+  case CompilerResult::Unnecessary:
+    return "confirmed";
+  case CompilerResult::Refuted:
+    return "refuted";
+  case CompilerResult::Unknown:
     break;
   }
-  return CompilerResult::Unknown;
+  return "unknown";
 }
+
+std::string EdgeVerdict::loweringText() const {
+  return hasLowering(result) ? lowering.str() : kNoLoweringName;
+}
+
+const char *EdgeVerdict::communicationName() const {
+  return hasLowering(result) ? commKindName(lowering.kind) : kNoLoweringName;
+}
+
+std::string CompilerVerdict::loweringText() const {
+  return lowering ? lowering->str() : kNoLoweringName;
+}
+
+const char *CompilerVerdict::communicationName() const {
+  return lowering ? commKindName(lowering->kind) : kNoLoweringName;
+}
+
+namespace {
+
+/// The verdict on the compiler's choice `cv` for an edge of `expr`:
+/// refuted when a host IR Communication breaks a runtime rule of its
+/// printed form, else as EdgeChecker decides it (unnecessary when the edge
+/// is local).
+CompilerVerdict judgeCompilerChoice(CompilerVerdict cv, const Expr &expr, EdgeChecker &ec,
+                                    bool edgeIsLocal, std::optional<NvfuserRuntime> runtime) {
+  std::optional<std::string> violation;
+  if (expr.communication)
+    violation = communicationRuleViolation(expr);
+  Counterexample ruleBroken;
+  if (violation) {
+    ruleBroken.message = *violation;
+    ruleBroken.rule = "communication-form";
+  }
+  Outcome o = violation     ? Outcome::refuted(ruleBroken)
+              : cv.lowering ? ec.checkLowering(*cv.lowering, /*compilerLowering=*/true, runtime)
+                            : Outcome::unsupported("no lowering to check");
+  switch (o.kind) {
+  case Outcome::Kind::Proved:
+    cv.result = edgeIsLocal ? CompilerResult::Unnecessary : CompilerResult::Confirmed;
+    break;
+  case Outcome::Kind::Refuted:
+    cv.result = CompilerResult::Refuted;
+    cv.counterexample = o.counterexample;
+    break;
+  default:
+    cv.result = CompilerResult::Unknown;
+    cv.reason = o.reason;
+    break;
+  }
+  return cv;
+}
+
+} // namespace
+
+namespace {
+
+/// The verdict on an edge that needs communication, from the proof of
+/// `candidate`, the collective nvFuser's rules propose for it.
+void proveCandidate(EdgeChecker &ec, const Expr &expr, Lowering candidate, EdgeVerdict &v) {
+  Outcome o = proveWithPermuteFallback(ec, candidate);
+  if (isReductionComm(candidate.kind) && reductionOperatorOf(expr).empty())
+    o = Outcome::unsupported(std::string("`") + expr.op +
+                             "` names no operator to combine partial results with");
+  if (o.kind == Outcome::Kind::Proved) {
+    v.lowering = candidate;
+    v.result = EdgeResult::Proved;
+  } else if (o.kind == Outcome::Kind::Refuted) {
+    setNoLowering(v, EdgeResult::Unsupported, "the candidate " + candidate.str() + " is refuted");
+    v.counterexample = o.counterexample;
+  } else if (o.kind == Outcome::Kind::Unsupported) {
+    setNoLowering(v, EdgeResult::Unmodelled,
+                  "the candidate " + candidate.str() + " cannot be checked: " + o.reason);
+  } else {
+    v.lowering = candidate;
+    v.result = EdgeResult::Unknown;
+    v.reason = o.reason;
+  }
+}
+
+} // namespace
 
 Checker::Checker(CheckOptions options) : options_(std::move(options)) {}
 
@@ -244,7 +342,8 @@ std::optional<CompilerVerdict> Checker::compilerChoice(const Fusion &fusion,
   // producer buffer, never partials laid out for the consumer.
   if (e.kind == OpKind::Communication && e.communication) {
     cv.lowering = loweringOfCommunication(fusion, e);
-    cv.lowering.reduceInput = Lowering::ReduceInput::ProducerBuffer;
+    if (cv.lowering)
+      cv.lowering->reduceInput = Lowering::ReduceInput::ProducerBuffer;
     cv.source = compilerSource(e);
     return cv;
   }
@@ -252,21 +351,22 @@ std::optional<CompilerVerdict> Checker::compilerChoice(const Fusion &fusion,
   if (!lowerable || edge.map.unsupported || !isSyntacticallyResharding(fusion, edge))
     return std::nullopt;
   Selection s = selectLowering(fusion, edge, SelectionReading::NvFuser);
-  if (s.lowering.kind == CommKind::Unsupported || s.lowering.kind == CommKind::None)
+  if (!s.lowering || s.lowering->kind == CommKind::None)
     return std::nullopt;
   // A reduction that reshards anything but its reduced axis is split by
   // nvFuser into a resharding Set and a local reduction: the collective is
   // that Set's, which the dump does not print.
-  if (e.kind == OpKind::Reduction && !isReductionComm(s.lowering.kind))
+  if (e.kind == OpKind::Reduction && !isReductionComm(s.lowering->kind))
     return std::nullopt;
-  cv.lowering = s.lowering;
+  Lowering l = *s.lowering;
   // A resharding reduction is decomposed by nvFuser into a local reduction
   // (the partial, in the consumer's layout) and the collective on it; the
   // collective applies no initial value.
-  cv.lowering.reduceInput = Lowering::ReduceInput::Partials;
+  l.reduceInput = Lowering::ReduceInput::Partials;
   // nvFuser's AllToAll makes each chunk contiguous before the exchange and
   // reorders after it; its Allgather writes the output buffer directly.
-  cv.lowering.localPermute = cv.lowering.kind == CommKind::AllToAll;
+  l.localPermute = l.kind == CommKind::AllToAll;
+  cv.lowering = std::move(l);
   cv.source = compilerSource(e);
   return cv;
 }
@@ -287,10 +387,10 @@ std::optional<NvfuserRuntime> Checker::runtimeOf(const Expr &expr) const {
 EdgeVerdict Checker::notCheckedInTime(const Fusion &fusion, const FusionEdge &edge, EdgeVerdict v) {
   const std::string why = "not checked: the run's --time-limit was reached";
   v.lowering = noLowering(CommKind::None);
-  v.status = Status::Unknown;
+  v.result = EdgeResult::Unknown;
   v.reason = why;
   if (auto cv = compilerChoice(fusion, edge)) {
-    cv->status = Status::Unknown;
+    cv->result = CompilerResult::Unknown;
     cv->reason = why;
     v.compiler = std::move(cv);
   }
@@ -301,16 +401,9 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
                                const std::vector<int64_t> &universe) {
   EdgeVerdict v;
   const Expr &expr = fusion.exprs[edge.expr];
-  v.producer = edge.producer;
-  v.consumer = edge.consumer;
-  v.expr = edge.expr;
-  v.exprName = expr.op;
-  v.loc = expr.loc;
+  placeVerdict(fusion, edge, v);
 
-  smt::SolverOptions so;
-  so.timeoutMs = options_.timeoutMs;
-  so.smtDumpDir = options_.smtDumpDir;
-  so.deadline = options_.deadline;
+  smt::SolverOptions so = solverOptions();
   if (so.deadline && std::chrono::steady_clock::now() >= *so.deadline)
     return notCheckedInTime(fusion, edge, std::move(v));
   smt::Context ctx(so, &queryCache_, &stats_.solver, &solverBackend_);
@@ -328,7 +421,7 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
   switch (local.kind) {
   case Outcome::Kind::Proved: {
     v.lowering = noLowering(CommKind::None);
-    v.status = Status::Proved;
+    v.result = EdgeResult::Proved;
     // Alias: shardings that differ only in spelling, on an op whose consumer
     // may reuse its producer's buffer, and only where the reuse itself (same
     // element at every offset) is proved. A compute op reads its operand in
@@ -340,23 +433,19 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
   }
   case Outcome::Kind::Unknown:
     v.lowering = noLowering(CommKind::None);
-    v.status = Status::Unknown;
+    v.result = EdgeResult::Unknown;
     v.reason = local.reason;
     break;
   case Outcome::Kind::Unsupported:
-    v.lowering = noLowering(CommKind::Unsupported);
-    v.status = Status::Unknown;
-    v.reason = local.reason;
+    setNoLowering(v, EdgeResult::Unmodelled, local.reason);
     break;
   case Outcome::Kind::Refuted: {
     v.counterexample = local.counterexample;
     Selection s = selectLowering(fusion, edge, SelectionReading::Semantic);
-    if (s.lowering.kind == CommKind::Unsupported || s.lowering.kind == CommKind::None) {
-      v.lowering = noLowering(CommKind::Unsupported);
-      v.status = Status::Refuted;
-      v.reason = s.lowering.kind == CommKind::None
-                     ? "communication is needed but nvFuser's rules propose none"
-                     : s.reason;
+    if (!s.lowering || s.lowering->kind == CommKind::None) {
+      setNoLowering(v, EdgeResult::Unsupported,
+                    s.lowering ? "communication is needed but nvFuser's rules propose none"
+                               : s.reason);
       v.steps =
           decomposeEdge(fusion, edge, universe, so, &queryCache_, &stats_.solver, &solverBackend_);
       if (v.steps.empty())
@@ -364,59 +453,15 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
           v.steps.push_back(DecompositionStep{l, Status::Unknown, "", "not proved"});
       break;
     }
-    Outcome o = proveWithPermuteFallback(ec, s.lowering);
-    if (isReductionComm(s.lowering.kind) && reductionOperatorOf(expr).empty())
-      o = Outcome::unsupported(std::string("`") + expr.op +
-                               "` names no operator to combine partial results with");
-    if (o.kind == Outcome::Kind::Proved) {
-      v.lowering = s.lowering;
-      v.status = Status::Proved;
-    } else if (o.kind == Outcome::Kind::Refuted) {
-      v.lowering = noLowering(CommKind::Unsupported);
-      v.status = Status::Refuted;
-      v.counterexample = o.counterexample;
-      v.reason = "the candidate " + s.lowering.str() + " is refuted";
-    } else if (o.kind == Outcome::Kind::Unsupported) {
-      v.lowering = noLowering(CommKind::Unsupported);
-      v.status = Status::Unknown;
-      v.reason = "the candidate " + s.lowering.str() + " cannot be checked: " + o.reason;
-    } else {
-      v.lowering = s.lowering;
-      v.status = Status::Unknown;
-      v.reason = o.reason;
-    }
+    proveCandidate(ec, expr, *s.lowering, v);
     break;
   }
   }
 
-  if (auto cv = compilerChoice(fusion, edge)) {
-    std::optional<std::string> violation;
-    if (expr.communication)
-      violation = communicationRuleViolation(expr);
-    Counterexample ruleBroken;
-    if (violation) {
-      ruleBroken.message = *violation;
-      ruleBroken.rule = "communication-form";
-    }
-    Outcome o = violation
-                    ? Outcome::refuted(ruleBroken)
-                    : ec.checkLowering(cv->lowering, /*compilerLowering=*/true, runtimeOf(expr));
-    switch (o.kind) {
-    case Outcome::Kind::Proved:
-      cv->status = Status::Proved;
-      cv->unnecessary = local.kind == Outcome::Kind::Proved;
-      break;
-    case Outcome::Kind::Refuted:
-      cv->status = Status::Refuted;
-      cv->counterexample = o.counterexample;
-      break;
-    default:
-      cv->status = Status::Unknown;
-      cv->reason = o.reason;
-      break;
-    }
-    v.compiler = std::move(cv);
-  }
+  if (auto cv = compilerChoice(fusion, edge))
+    v.compiler =
+        judgeCompilerChoice(std::move(*cv), expr, ec,
+                            /*edgeIsLocal=*/local.kind == Outcome::Kind::Proved, runtimeOf(expr));
   v.assumptions = ec.assumptions();
   return v;
 }
@@ -454,11 +499,7 @@ std::vector<EdgeVerdict> Checker::checkFusion(const Fusion &fusion, const Fusion
         renameVerdict(v, {{"T" + std::to_string(v.producer), fusion.tensor(edge.producer).name()},
                           {"T" + std::to_string(v.consumer), fusion.tensor(edge.consumer).name()}});
         const Expr &expr = fusion.exprs[edge.expr];
-        v.producer = edge.producer;
-        v.consumer = edge.consumer;
-        v.expr = edge.expr;
-        v.exprName = expr.op;
-        v.loc = expr.loc;
+        placeVerdict(fusion, edge, v);
         if (v.compiler) {
           v.compiler->loc = expr.loc;
           v.compiler->source = compilerSource(expr);
@@ -494,15 +535,16 @@ namespace {
 /// A failed (or undecided) loop claim on a verdict that was proved: refuted
 /// with the claim's counterexample (it names the iteration; rule
 /// `host-loop`), or unknown with the reason.
-template <class Verdict>
-void applyLoopFailure(const Outcome &loop, const std::string &header, Verdict &v) {
+template <class Verdict, class Result>
+void applyLoopFailure(const Outcome &loop, const std::string &header, Verdict &v, Result refuted,
+                      Result unknown) {
   if (loop.kind == Outcome::Kind::Refuted) {
-    v.status = Status::Refuted;
+    v.result = refuted;
     v.counterexample = loop.counterexample;
     v.counterexample->rule = "host-loop";
     return;
   }
-  v.status = Status::Unknown;
+  v.result = unknown;
   v.counterexample.reset();
   v.reason = "its loop `" + header + "` is not proved: " + loop.reason;
 }
@@ -510,26 +552,27 @@ void applyLoopFailure(const Outcome &loop, const std::string &header, Verdict &v
 /// The loop's verdict on the compiler's looped Communication: a failed loop
 /// claim refutes (or leaves unknown) what the per-iteration check confirmed.
 void applyLoopOutcome(const Outcome &loop, const std::string &header, EdgeVerdict &v) {
-  if (!v.compiler || v.compiler->status != Status::Proved || loop.kind == Outcome::Kind::Proved)
+  if (!v.compiler || loop.kind == Outcome::Kind::Proved ||
+      (v.compiler->result != CompilerResult::Confirmed &&
+       v.compiler->result != CompilerResult::Unnecessary))
     return;
-  v.compiler->unnecessary = false;
-  applyLoopFailure(loop, header, *v.compiler);
+  applyLoopFailure(loop, header, *v.compiler, CompilerResult::Refuted, CompilerResult::Unknown);
 }
 
 /// A looped statement's edge whose loop claims failed: the statement as the
 /// loop runs it is refuted or left unknown, whatever its one iteration's
 /// edge proved.
 void applyLoopOutcomeToEdge(const Outcome &loop, const std::string &header, EdgeVerdict &v) {
-  if (v.status != Status::Proved || loop.kind == Outcome::Kind::Proved)
+  if (v.result != EdgeResult::Proved || loop.kind == Outcome::Kind::Proved)
     return;
-  applyLoopFailure(loop, header, v);
+  applyLoopFailure(loop, header, v, EdgeResult::Refuted, EdgeResult::Unknown);
 }
 
 /// The read view edge (HirAliasSelect) feeding a looped statement: each
 /// device holds its part of the slice already (none), proved per iteration.
 void markReadViewLocal(const std::vector<std::string> &assumptions, EdgeVerdict &v) {
   v.lowering = Lowering{CommKind::None, {}, false};
-  v.status = Status::Proved;
+  v.result = EdgeResult::Proved;
   v.reason.clear();
   v.counterexample.reset();
   v.assumptions = assumptions;
@@ -591,22 +634,21 @@ void Checker::demoteUnmodelledExpressions(const Fusion &fusion, const FusionGrap
     EdgeVerdict &v = verdicts[i];
     if (it == unmodelled.end() || graph.edges()[i].map.unsupported)
       continue;
-    v.lowering = noLowering(CommKind::Unsupported);
-    v.status = Status::Unknown;
+    setNoLowering(v, EdgeResult::Unmodelled,
+                  "another operand of the expression has no element map (" + it->second +
+                      "), so this operand's is not trusted either");
     v.counterexample.reset();
     v.steps.clear();
-    v.reason = "another operand of the expression has no element map (" + it->second +
-               "), so this operand's is not trusted either";
   }
 }
 
 namespace {
 
 void demote(EdgeVerdict &v, const Outcome &o, const std::string &what) {
-  v.lowering = noLowering(CommKind::Unsupported);
-  v.status = o.kind == Outcome::Kind::Refuted ? Status::Refuted : Status::Unknown;
+  setNoLowering(v,
+                o.kind == Outcome::Kind::Refuted ? EdgeResult::Unsupported : EdgeResult::Unmodelled,
+                what + (o.reason.empty() ? std::string() : ": " + o.reason));
   v.counterexample = o.counterexample;
-  v.reason = what + (o.reason.empty() ? std::string() : ": " + o.reason);
 }
 
 } // namespace
@@ -651,9 +693,9 @@ void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &grap
     bool reduces = false, moves = false;
     for (size_t i : edges) {
       CommKind k = verdicts[i].lowering.kind;
-      reduces = reduces || (isReductionComm(k) && verdicts[i].status == Status::Proved);
-      moves = moves || (!isReductionComm(k) && k != CommKind::None && k != CommKind::Alias &&
-                        k != CommKind::Unsupported);
+      reduces = reduces || (isReductionComm(k) && verdicts[i].result == EdgeResult::Proved);
+      moves = moves || (hasLowering(verdicts[i].result) && !isReductionComm(k) &&
+                        k != CommKind::None && k != CommKind::Alias);
     }
     if (!reduces || !moves)
       continue;
@@ -670,13 +712,14 @@ void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &grap
     bool otherCollective = false;
     for (size_t i : edges) {
       operands.push_back(&graph.edges()[i]);
+      // An operand no lowering serves counts as one needing another collective.
       CommKind k = verdicts[i].lowering.kind;
-      otherCollective =
-          otherCollective || (!isReductionComm(k) && k != CommKind::None && k != CommKind::Alias);
+      otherCollective = otherCollective || !hasLowering(verdicts[i].result) ||
+                        (!isReductionComm(k) && k != CommKind::None && k != CommKind::Alias);
     }
     for (size_t i : edges) {
       EdgeVerdict &v = verdicts[i];
-      if (!isReductionComm(v.lowering.kind) || v.status != Status::Proved)
+      if (!isReductionComm(v.lowering.kind) || v.result != EdgeResult::Proved)
         continue;
       std::string what = "the candidate " + v.lowering.str() + " for the operands of " +
                          fusion.tensor(v.consumer).name() + " together";
@@ -690,11 +733,7 @@ void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &grap
                             : std::string();
       if (!key.empty() && provedExpressions_.count(key))
         continue;
-      smt::SolverOptions so;
-      so.timeoutMs = options_.timeoutMs;
-      so.smtDumpDir = options_.smtDumpDir;
-      so.deadline = options_.deadline;
-      smt::Context ctx(so, &queryCache_, &stats_.solver, &solverBackend_);
+      smt::Context ctx(solverOptions(), &queryCache_, &stats_.solver, &solverBackend_);
       Outcome o = ExprChecker(fusion, operands, ctx, universe).checkPartials(v.lowering);
       if (o.kind == Outcome::Kind::Proved) {
         if (!key.empty())

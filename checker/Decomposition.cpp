@@ -98,11 +98,11 @@ DecompositionStep proveStep(const Fusion &f, const FusionEdge &e,
                             smt::SolverBackend *backend) {
   DecompositionStep step;
   Selection s = selectLowering(f, e, SelectionReading::Semantic);
-  step.lowering = s.lowering;
-  if (s.lowering.kind == CommKind::Unsupported || s.lowering.kind == CommKind::None) {
+  if (!s.lowering || s.lowering->kind == CommKind::None) {
     step.reason = s.reason.empty() ? "no collective proposed" : s.reason;
     return step;
   }
+  step.lowering = *s.lowering;
   smt::Context ctx(options, cache, stats, backend);
   EdgeChecker ec(f, e, ctx, universe);
   Outcome o = proveWithPermuteFallback(ec, step.lowering);

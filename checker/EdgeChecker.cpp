@@ -917,8 +917,6 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
                                    std::optional<NvfuserRuntime> compilerRuntime) {
   if (lowering.kind == CommKind::None)
     return checkLocal();
-  if (lowering.kind == CommKind::Unsupported)
-    return Outcome::unsupported("no lowering to check");
   try {
     if (edge_.map.unsupported)
       return Outcome::unsupported(*edge_.map.unsupported);

@@ -17,24 +17,27 @@ namespace shardcheck {
 
 /// The communication an edge needs or was given (DESIGN section 6 names):
 /// none, an alias, or one of the collectives ir/Collectives.h marks
-/// `lowering`, in that list's order.
+/// `lowering`, in that list's order. That no lowering serves an edge is a
+/// verdict's result (EdgeResult, checker/Checker.h), not a kind.
 enum class CommKind {
   None,
   Alias,
 #define SC_COMM_KIND(name, hostIr, lowering, ...) SC_COLLECTIVE_IF(lowering, name, )
   SHARDCHECK_COLLECTIVES(SC_COMM_KIND)
 #undef SC_COMM_KIND
-      Unsupported,
 };
+
+/// How reports name the lowering a verdict lacks: an edge no single lowering
+/// serves, or a compiler collective the checker does not lower to.
+inline constexpr const char *kNoLoweringName = "unsupported";
 
 const char *commKindName(CommKind k);
 
 /// A device list as messages print it: `(0 1 3)`; a run of more than 16
 /// consecutive devices as `(0..1023)`.
 std::string devicesStr(const std::vector<int64_t> &devices);
-std::optional<CommKind> parseCommKind(const std::string &s);
 std::optional<CommKind> commKindFromCollective(CollectiveType c);
-/// The collective a lowering runs; nullopt for None, Alias, Unsupported.
+/// The collective a lowering runs; nullopt for None and Alias.
 std::optional<CollectiveType> collectiveOfCommKind(CommKind k);
 bool isReductionComm(CommKind k);
 /// What a lowering's root does (RootRole::None for kinds without one).

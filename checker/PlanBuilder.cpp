@@ -215,14 +215,29 @@ private:
   Plan plan_;
 };
 
-PlanStatus planStatus(Status s) {
-  switch (s) {
-  case Status::Proved:
+PlanStatus planStatus(EdgeResult r) {
+  switch (r) {
+  case EdgeResult::Proved:
     return PlanStatus::Proved;
-  case Status::Refuted:
+  case EdgeResult::Refuted:
+  case EdgeResult::Unsupported:
     return PlanStatus::Refuted;
-  case Status::Unknown:
-    return PlanStatus::Unknown;
+  case EdgeResult::Unknown:
+  case EdgeResult::Unmodelled:
+    break;
+  }
+  return PlanStatus::Unknown;
+}
+
+PlanStatus planStatus(CompilerResult r) {
+  switch (r) {
+  case CompilerResult::Confirmed:
+  case CompilerResult::Unnecessary:
+    return PlanStatus::Proved;
+  case CompilerResult::Refuted:
+    return PlanStatus::Refuted;
+  case CompilerResult::Unknown:
+    break;
   }
   return PlanStatus::Unknown;
 }
@@ -238,10 +253,11 @@ Builder::Chosen Builder::choose(size_t edgeIndex) const {
   c.verdict.inputSha256 = sha_;
   bool useCompiler = request_.lowerings == PlanRequest::Lowerings::Compiler && v.compiler;
   const SourceLoc &loc = f_.exprs[edge.expr].loc;
+  std::optional<Lowering> lowering;
   if (useCompiler) {
     c.compilerLowering = true;
-    c.lowering = v.compiler->lowering;
-    c.verdict.status = planStatus(v.compiler->status);
+    lowering = v.compiler->lowering;
+    c.verdict.status = planStatus(v.compiler->result);
     c.verdict.source = "compiler: " + v.compiler->source;
     if (v.compiler->counterexample)
       c.verdict.detail = v.compiler->counterexample->message;
@@ -249,24 +265,26 @@ Builder::Chosen Builder::choose(size_t edgeIndex) const {
       c.verdict.detail = v.compiler->reason;
   } else {
     if (!v.steps.empty())
-      throw PlanError(c.verdict.edge + " needs a two-step decomposition (" + v.lowering.str() +
+      throw PlanError(c.verdict.edge + " needs a two-step decomposition (" + v.loweringText() +
                           "); plans do not express decompositions yet",
                       loc);
-    c.lowering = v.lowering;
-    c.verdict.status = planStatus(v.status);
+    if (hasLowering(v.result))
+      lowering = v.lowering;
+    c.verdict.status = planStatus(v.result);
     c.verdict.source = "checker";
-    if (v.status != Status::Proved)
+    if (v.result != EdgeResult::Proved)
       c.verdict.detail = v.counterexample ? v.counterexample->message : v.reason;
   }
   if (edge.map.unsupported)
     throw PlanError(c.verdict.edge + " has no element map (" + *edge.map.unsupported +
                         "); no plan can compute it",
                     loc);
-  if (c.lowering.kind == CommKind::Unsupported)
+  if (!lowering)
     throw PlanError(c.verdict.edge + " has no lowering (" +
-                        (v.reason.empty() ? std::string("unsupported") : v.reason) +
+                        (v.reason.empty() ? std::string(kNoLoweringName) : v.reason) +
                         "); no plan can move its data",
                     loc);
+  c.lowering = std::move(*lowering);
   c.verdict.claim = c.lowering.str();
   return c;
 }

@@ -13,59 +13,19 @@
 namespace shardcheck {
 
 const char *planStatusName(PlanStatus s) {
-  switch (s) {
-  case PlanStatus::Proved:
-    return "proved";
-  case PlanStatus::Refuted:
-    return "refuted";
-  case PlanStatus::Unknown:
-    return "unknown";
-  }
-  return "?";
+  return nameIn(kPlanStatuses, s);
 }
 
 const char *bufferKindName(BufferKind k) {
-  switch (k) {
-  case BufferKind::Tensor:
-    return "tensor";
-  case BufferKind::View:
-    return "view";
-  case BufferKind::Gathered:
-    return "gathered";
-  case BufferKind::Packed:
-    return "packed";
-  case BufferKind::Unpacked:
-    return "unpacked";
-  case BufferKind::Partial:
-    return "partial";
-  }
-  return "?";
+  return nameIn(kBufferKinds, k);
 }
 
 const char *stepKindName(StepKind k) {
-  switch (k) {
-  case StepKind::Compute:
-    return "compute";
-  case StepKind::Collective:
-    return "collective";
-  case StepKind::Alias:
-    return "alias";
-  case StepKind::Copy:
-    return "copy";
-  }
-  return "?";
+  return nameIn(kStepKinds, k);
 }
 
 const char *computeModeName(ComputeMode m) {
-  switch (m) {
-  case ComputeMode::Whole:
-    return "whole";
-  case ComputeMode::Partial:
-    return "partial";
-  case ComputeMode::Epilogue:
-    return "epilogue";
-  }
-  return "?";
+  return nameIn(kComputeModes, m);
 }
 
 bool PlanStep::verified() const {

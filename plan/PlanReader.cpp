@@ -132,16 +132,12 @@ private:
       fail(at.path, "the plan's fusion has no tensor " + s);
     return t;
   }
-  template <class E>
-  E enumValue(const At &at, const std::vector<std::pair<const char *, E>> &all) const {
+  /// The value `at`'s string spells in `table` (util/Spellings.h).
+  template <class Table> auto enumValue(const At &at, const Table &table) const {
     std::string s = string(at);
-    std::string choices;
-    for (const auto &[name, value] : all) {
-      if (s == name)
-        return value;
-      choices += (choices.empty() ? "" : ", ") + std::string("\"") + name + "\"";
-    }
-    fail(at.path, quotedToken(s) + " is not one of " + choices);
+    if (auto value = parseIn(table, s))
+      return *value;
+    fail(at.path, quotedToken(s) + " is not one of " + choicesIn(table));
   }
   /// The value `parse` reads from `at`'s string; `choices` lists the spellings.
   template <class E>
@@ -192,10 +188,7 @@ void PlanReader::header(const At &root, Plan &plan) const {
 PlanConstraint PlanReader::constraint(const At &at) const {
   expectObject(at, {"kind", "lhs", "rhs", "text"});
   PlanConstraint c;
-  c.kind = enumValue<PlanConstraint::Kind>(field(at, "kind"),
-                                           {{"divisible", PlanConstraint::Kind::Divisible},
-                                            {"equal", PlanConstraint::Kind::Equal},
-                                            {"positive", PlanConstraint::Kind::Positive}});
+  c.kind = enumValue(field(at, "kind"), kPlanConstraintKinds);
   c.lhs = extent(field(at, "lhs"));
   c.rhs = extent(field(at, "rhs"));
   c.text = string(field(at, "text"));
@@ -206,9 +199,10 @@ PlanTensor PlanReader::tensor(const At &at, const Fusion &fusion) const {
   expectObject(at, {"tensor", "role", "shape", "sharding"});
   PlanTensor t;
   t.tensor = tensorRef(field(at, "tensor"), fusion);
-  t.role = enumValue<std::string>(
-      field(at, "role"),
-      {{"input", "input"}, {"output", "output"}, {"intermediate", "intermediate"}});
+  // The roles are plain strings (PlanTensor::role); the table lists them.
+  static constexpr Spelling<std::string_view> kRoles[] = {
+      {"input", "input"}, {"output", "output"}, {"intermediate", "intermediate"}};
+  t.role = enumValue(field(at, "role"), kRoles);
   t.shape = extents(field(at, "shape"));
   t.sharding = string(field(at, "sharding"));
   return t;
@@ -255,12 +249,7 @@ PlanBuffer PlanReader::buffer(const At &at, const Plan &plan) const {
   b.name = string(field(at, "name"));
   if (b.name.empty())
     fail(at.path + "/name", "a buffer needs a name");
-  b.kind = enumValue<BufferKind>(field(at, "kind"), {{"tensor", BufferKind::Tensor},
-                                                     {"view", BufferKind::View},
-                                                     {"gathered", BufferKind::Gathered},
-                                                     {"packed", BufferKind::Packed},
-                                                     {"unpacked", BufferKind::Unpacked},
-                                                     {"partial", BufferKind::Partial}});
+  b.kind = enumValue(field(at, "kind"), kBufferKinds);
   b.tensor = tensorRef(field(at, "tensor"), plan.fusion);
   At dtype = field(at, "dtype");
   std::string dt = string(dtype);
@@ -297,9 +286,7 @@ PlanVerdict PlanReader::verdict(const At &at) const {
   v.edge = string(field(at, "edge"));
   v.expr = static_cast<size_t>(nonNegative(field(at, "expr")));
   v.claim = string(field(at, "claim"));
-  v.status = enumValue<PlanStatus>(field(at, "status"), {{"proved", PlanStatus::Proved},
-                                                         {"refuted", PlanStatus::Refuted},
-                                                         {"unknown", PlanStatus::Unknown}});
+  v.status = enumValue(field(at, "status"), kPlanStatuses);
   v.source = string(field(at, "source"));
   if (auto d = optionalField(at, "detail"))
     v.detail = string(*d);
@@ -312,17 +299,12 @@ PlanStep PlanReader::step(const At &at, const Plan &plan) const {
   expectObject(at, {"index", "kind", "devices", "expr", "mode", "inputs", "output", "collective",
                     "teams", "reduce_op", "counts", "operand", "rests_on"});
   PlanStep s;
-  s.kind = enumValue<StepKind>(field(at, "kind"), {{"compute", StepKind::Compute},
-                                                   {"collective", StepKind::Collective},
-                                                   {"alias", StepKind::Alias},
-                                                   {"copy", StepKind::Copy}});
+  s.kind = enumValue(field(at, "kind"), kStepKinds);
   s.devices = devices(field(at, "devices"));
   if (auto e = optionalField(at, "expr"))
     s.expr = static_cast<size_t>(nonNegative(*e));
   if (auto m = optionalField(at, "mode"))
-    s.mode = enumValue<ComputeMode>(*m, {{"whole", ComputeMode::Whole},
-                                         {"partial", ComputeMode::Partial},
-                                         {"epilogue", ComputeMode::Epilogue}});
+    s.mode = enumValue(*m, kComputeModes);
   for (const At &in : elements(field(at, "inputs")))
     s.inputs.push_back(string(in));
   s.output = string(field(at, "output"));

@@ -59,18 +59,6 @@ json verdictToJson(const PlanVerdict &v) {
   return j;
 }
 
-const char *constraintKindName(PlanConstraint::Kind k) {
-  switch (k) {
-  case PlanConstraint::Kind::Divisible:
-    return "divisible";
-  case PlanConstraint::Kind::Equal:
-    return "equal";
-  case PlanConstraint::Kind::Positive:
-    return "positive";
-  }
-  return "?";
-}
-
 json bufferToJson(const PlanBuffer &b) {
   json j = {{"name", b.name},
             {"kind", bufferKindName(b.kind)},
@@ -143,7 +131,7 @@ std::string planToJsonText(const Plan &plan) {
   j["devices"] = plan.devices;
   json constraints = json::array();
   for (const PlanConstraint &c : plan.constraints)
-    constraints.push_back({{"kind", constraintKindName(c.kind)},
+    constraints.push_back({{"kind", nameIn(kPlanConstraintKinds, c.kind)},
                            {"lhs", extentToJson(c.lhs)},
                            {"rhs", extentToJson(c.rhs)},
                            {"text", c.text}});

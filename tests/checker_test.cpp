@@ -46,10 +46,10 @@ TEST(Checker, SeedRepro1BroadcastDidSetIsAlias) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, y, y2);
   EXPECT_EQ(v.lowering.kind, CommKind::Alias);
-  EXPECT_EQ(v.status, Status::Proved);
+  EXPECT_EQ(v.result, EdgeResult::Proved);
   ASSERT_TRUE(v.compiler.has_value());
-  EXPECT_EQ(v.compiler->lowering.kind, CommKind::Allgather);
-  EXPECT_EQ(v.compiler->status, Status::Refuted);
+  EXPECT_EQ(v.compiler->lowering.value().kind, CommKind::Allgather);
+  EXPECT_EQ(v.compiler->result, CompilerResult::Refuted);
   ASSERT_TRUE(v.compiler->counterexample.has_value());
   EXPECT_EQ(v.compiler->counterexample->message,
             "Allgather over team (0 1) needs an output of 2 x 1 elements but T1 holds 1 on "
@@ -65,10 +65,10 @@ TEST(Checker, SeedRepro2ScatterIsRefuted) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, y, y2);
   EXPECT_EQ(v.lowering.kind, CommKind::Alias);
-  EXPECT_EQ(v.status, Status::Proved);
+  EXPECT_EQ(v.result, EdgeResult::Proved);
   ASSERT_TRUE(v.compiler.has_value());
-  EXPECT_EQ(v.compiler->lowering.kind, CommKind::Scatter);
-  EXPECT_EQ(v.compiler->status, Status::Refuted);
+  EXPECT_EQ(v.compiler->lowering.value().kind, CommKind::Scatter);
+  EXPECT_EQ(v.compiler->result, CompilerResult::Refuted);
   EXPECT_NE(v.compiler->counterexample->message.find("needs an input of 2 x 1 elements"),
             std::string::npos)
       << v.compiler->counterexample->message;
@@ -85,10 +85,10 @@ TEST(Checker, AllgatherOfShardedAxis) {
     EdgeVerdict v = verdictOf(f, x, y);
     EXPECT_EQ(v.lowering.kind, CommKind::Allgather) << n;
     EXPECT_FALSE(v.lowering.localPermute);
-    EXPECT_EQ(v.status, Status::Proved) << v.reason;
+    EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
     ASSERT_TRUE(v.counterexample.has_value()); // why communication is needed
     ASSERT_TRUE(v.compiler.has_value());
-    EXPECT_EQ(v.compiler->status, Status::Proved);
+    EXPECT_EQ(v.compiler->result, CompilerResult::Confirmed);
   }
 }
 
@@ -102,9 +102,9 @@ TEST(Checker, AllgatherOfInnerAxisNeedsPermute) {
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::Allgather);
   EXPECT_TRUE(v.lowering.localPermute);
-  EXPECT_EQ(v.status, Status::Proved);
+  EXPECT_EQ(v.result, EdgeResult::Proved);
   ASSERT_TRUE(v.compiler.has_value());
-  EXPECT_EQ(v.compiler->status, Status::Refuted); // plain Allgather misplaces elements
+  EXPECT_EQ(v.compiler->result, CompilerResult::Refuted); // plain Allgather misplaces elements
 }
 
 TEST(Checker, ReplicatedToShardedNeedsNothing) {
@@ -116,9 +116,9 @@ TEST(Checker, ReplicatedToShardedNeedsNothing) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::None);
-  EXPECT_EQ(v.status, Status::Proved);
+  EXPECT_EQ(v.result, EdgeResult::Proved);
   ASSERT_TRUE(v.compiler.has_value()); // nvFuser scatters
-  EXPECT_EQ(v.compiler->lowering.kind, CommKind::Scatter);
+  EXPECT_EQ(v.compiler->lowering.value().kind, CommKind::Scatter);
 }
 
 TEST(Checker, LoopSplitShardingSymbolic) {
@@ -133,7 +133,7 @@ TEST(Checker, LoopSplitShardingSymbolic) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::Allgather);
-  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
   EXPECT_NE(std::find(v.assumptions.begin(), v.assumptions.end(), "i0 % 2 == 0"),
             v.assumptions.end());
 }
@@ -147,7 +147,7 @@ TEST(Checker, SumOverShardedAxisIsAllreduce) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::Allreduce);
-  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
 }
 
 TEST(Checker, ReduceScatter) {
@@ -163,7 +163,7 @@ TEST(Checker, ReduceScatter) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::ReduceScatter);
-  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
 }
 
 TEST(Checker, TwoDMeshRowAllgather) {
@@ -176,7 +176,7 @@ TEST(Checker, TwoDMeshRowAllgather) {
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::Allgather);
   EXPECT_EQ(v.lowering.teams.size(), 2u);
-  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
 }
 
 TEST(Checker, TwoDidChangesAreUnsupported) {
@@ -187,7 +187,7 @@ TEST(Checker, TwoDidChangesAreUnsupported) {
   b.expr(OpKind::Set, "Set", {x}, y);
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
-  EXPECT_EQ(v.lowering.kind, CommKind::Unsupported);
+  EXPECT_EQ(v.result, EdgeResult::Unsupported);
   ASSERT_EQ(v.steps.size(), 2u);
   for (const auto &step : v.steps) {
     EXPECT_EQ(step.lowering.kind, CommKind::Allgather);
@@ -205,10 +205,10 @@ TEST(Checker, GatherToSingleDeviceAndScatterBack) {
   Fusion f = b.take();
   EdgeVerdict g = verdictOf(f, x, y);
   EXPECT_EQ(g.lowering.kind, CommKind::Gather);
-  EXPECT_EQ(g.status, Status::Proved) << g.reason;
+  EXPECT_EQ(g.result, EdgeResult::Proved) << g.reason;
   EdgeVerdict s = verdictOf(f, y, z);
   EXPECT_EQ(s.lowering.kind, CommKind::Scatter);
-  EXPECT_EQ(s.status, Status::Proved) << s.reason;
+  EXPECT_EQ(s.result, EdgeResult::Proved) << s.reason;
 }
 
 namespace {
@@ -237,9 +237,9 @@ TEST(Checker, UnevenSplitGathersPaddedBuffers) {
   EXPECT_EQ(v.lowering.kind, CommKind::Allgather);
   EXPECT_TRUE(v.lowering.padded);
   EXPECT_EQ(v.lowering.str(), "Allgather+pad over team (0 1)");
-  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
   ASSERT_TRUE(v.compiler.has_value());
-  EXPECT_NE(v.compiler->status, Status::Proved);
+  EXPECT_NE(v.compiler->result, CompilerResult::Confirmed);
 }
 
 TEST(Checker, UnevenReduceScatterIsPadded) {
@@ -256,7 +256,7 @@ TEST(Checker, UnevenReduceScatterIsPadded) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.str(), "ReduceScatter+pad over team (0 1)");
-  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
 }
 
 TEST(Checker, UnevenAllToAllIsPadded) {
@@ -273,7 +273,7 @@ TEST(Checker, UnevenAllToAllIsPadded) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.str(), "AllToAll+pad over team (0 1)");
-  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
 }
 
 TEST(Checker, PaddedGatherOverWrongTeamsIsRefuted) {
@@ -321,7 +321,7 @@ TEST(Checker, IdenticalEdgesAreDecidedOnce) {
   EXPECT_EQ(verdicts.size(), 10u);
   EXPECT_EQ(checker.stats().edgeCacheHits, 8u);
   for (const auto &v : verdicts)
-    EXPECT_EQ(v.status, Status::Proved);
+    EXPECT_EQ(v.result, EdgeResult::Proved);
 }
 
 } // namespace
@@ -356,8 +356,8 @@ TEST(Checker, EdgeCacheKeepsCommunicationTeamsApart) {
   auto verdicts = checker.checkFusion(f, *graph);
   ASSERT_EQ(verdicts.size(), 2u);
   ASSERT_TRUE(verdicts[0].compiler && verdicts[1].compiler);
-  EXPECT_EQ(verdicts[0].compiler->status, Status::Proved);
-  EXPECT_EQ(verdicts[1].compiler->status, Status::Refuted);
+  EXPECT_EQ(verdicts[0].compiler->result, CompilerResult::Confirmed);
+  EXPECT_EQ(verdicts[1].compiler->result, CompilerResult::Refuted);
 }
 
 } // namespace

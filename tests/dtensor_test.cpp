@@ -230,11 +230,11 @@ std::optional<RunReport> runDTensorsSequence(const std::string &path, Judged &ju
   const FusionReport &f = report.fusions.at(1);
   judged = Judged::Confirmed;
   for (const EdgeVerdict &v : f.verdicts) {
-    if (edgeResult(v) != EdgeResult::Proved && judged == Judged::Confirmed)
+    if (v.result != EdgeResult::Proved && judged == Judged::Confirmed)
       judged = Judged::Neither;
     if (!v.compiler)
       continue;
-    CompilerResult r = compilerResult(*v.compiler);
+    CompilerResult r = v.compiler->result;
     if (r == CompilerResult::Refuted)
       judged = Judged::Refuted;
     else if (r != CompilerResult::Confirmed && judged == Judged::Confirmed)

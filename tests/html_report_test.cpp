@@ -165,7 +165,7 @@ FileOutput hostileFile() {
   v.producer = 0;
   v.consumer = 1;
   v.exprName = "</summary></details><script>alert(2)</script>";
-  v.status = Status::Unknown;
+  v.result = EdgeResult::Unknown;
   v.lowering.kind = CommKind::Alias;
   v.reason = "' \" & <b>";
   v.counterexample = Counterexample{};

@@ -259,11 +259,12 @@ CheckOptions checkOptions() {
 /// Why not every edge is proved with a lowering, or nullopt when all are.
 std::optional<std::string> unprovedEdge(const std::vector<EdgeVerdict> &verdicts) {
   for (const auto &v : verdicts) {
-    if (v.status != Status::Proved || v.lowering.kind == CommKind::Unsupported) {
-      std::string why = edgeName(v) + ": " + v.lowering.str() + " " + statusName(v.status);
+    if (v.result != EdgeResult::Proved) {
+      std::string why =
+          edgeName(v) + ": " + v.loweringText() + " " + edgeResultStatusName(v.result);
       if (!v.reason.empty())
         why += " (" + v.reason + ")";
-      else if (v.counterexample && v.status != Status::Proved)
+      else if (v.counterexample)
         why += " (" + v.counterexample->message + ")";
       return why;
     }

@@ -375,8 +375,6 @@ LoweringChecker::Failure LoweringChecker::checkTeamShape(size_t t, std::set<int6
 }
 
 LoweringChecker::Failure LoweringChecker::checkShape() {
-  if (kind_ == CommKind::Unsupported)
-    return BruteResult::unsupported("the lowering is `unsupported`");
   bool permutable =
       kind_ == CommKind::Allgather || kind_ == CommKind::Gather || kind_ == CommKind::AllToAll;
   if (lowering_.localPermute && !permutable)

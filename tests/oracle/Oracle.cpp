@@ -21,7 +21,7 @@ namespace shardcheck::oracle {
 namespace {
 
 bool edgeProved(const EdgeVerdict &v) {
-  return v.status == Status::Proved && v.lowering.kind != CommKind::Unsupported;
+  return v.result == EdgeResult::Proved;
 }
 
 /// The widest input range, a power of two up to `widest`, whose values every
@@ -38,8 +38,21 @@ std::string edgeName(const EdgeVerdict &v) {
   return "T" + std::to_string(v.producer) + " -> T" + std::to_string(v.consumer);
 }
 
-std::string kindName(const Lowering &l) {
-  return std::string(commKindName(l.kind)) + (l.padded ? "+pad" : l.localPermute ? "+permute" : "");
+/// `Allgather+permute`, `Allgather+pad`: a verdict's communication
+/// (`unsupported` when it has no lowering) and how it is laid out.
+std::string kindName(const char *communication, const Lowering *l) {
+  return std::string(communication) + (!l                ? ""
+                                       : l->padded       ? "+pad"
+                                       : l->localPermute ? "+permute"
+                                                         : "");
+}
+
+std::string kindName(const EdgeVerdict &v) {
+  return kindName(v.communicationName(), &v.lowering);
+}
+
+std::string kindName(const CompilerVerdict &c) {
+  return kindName(c.communicationName(), c.lowering ? &*c.lowering : nullptr);
 }
 
 /// A message as a class key: its words of two or more letters (tensor
@@ -97,9 +110,10 @@ std::string culpritOf(const Fusion &f, const std::vector<EdgeVerdict> &verdicts,
   for (const EdgeVerdict &v : verdicts) {
     if (v.expr != e)
       continue;
-    const Lowering &l = compiler && v.compiler ? v.compiler->lowering : v.lowering;
-    if (l.kind != CommKind::None)
-      kinds.insert(kindName(l));
+    bool useCompiler = compiler && v.compiler;
+    if (std::string(useCompiler ? v.compiler->communicationName() : v.communicationName()) !=
+        commKindName(CommKind::None))
+      kinds.insert(useCompiler ? kindName(*v.compiler) : kindName(v));
   }
   std::string s = std::string(opKindName(f.exprs[e].kind)) + "/";
   if (kinds.empty())
@@ -172,7 +186,7 @@ PlanRequest planRequest(const FusionSpec &spec, PlanRequest::Lowerings lowerings
 /// `Allreduce(Communication)`: the compiler's lowering and where it came from.
 std::string compilerName(const EdgeVerdict &v, const Fusion &f) {
   const Expr &e = f.exprs[v.expr];
-  return kindName(v.compiler->lowering) + "(" + opKindName(e.kind) + ")";
+  return kindName(*v.compiler) + "(" + opKindName(e.kind) + ")";
 }
 
 /// Runs `plan` with every match seed (the second computes from index maps);
@@ -292,7 +306,7 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
   }
   r.checkerOutcome = "matched";
   for (const EdgeVerdict &v : r.verdicts)
-    r.matchedLowerings.push_back(edgeName(v) + " " + kindName(v.lowering));
+    r.matchedLowerings.push_back(edgeName(v) + " " + kindName(v));
 }
 
 void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
@@ -304,12 +318,10 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
       continue;
     }
     any = true;
-    r.compilerChoices.push_back(kindName(v.compiler->lowering) + " " +
-                                (v.compiler->status == Status::Proved    ? "confirmed"
-                                 : v.compiler->status == Status::Refuted ? "refuted"
-                                                                         : "unknown"));
-    skip |= v.compiler->status == Status::Unknown;
-    if (v.compiler->status == Status::Refuted && !refuted)
+    r.compilerChoices.push_back(kindName(*v.compiler) + " " +
+                                compilerResultStatusName(v.compiler->result));
+    skip |= v.compiler->result == CompilerResult::Unknown;
+    if (v.compiler->result == CompilerResult::Refuted && !refuted)
       refuted = &v;
   }
   if (!any)
@@ -381,7 +393,7 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
   r.violations.push_back(
       {"refuted-runs-correctly:" + compilerName(*refuted, r.fusion),
        edgeName(*refuted) + ": " + refuted->compiler->source + ", " +
-           refuted->compiler->lowering.str() + ", is refuted (" +
+           refuted->compiler->loweringText() + ", is refuted (" +
            (refuted->compiler->counterexample ? refuted->compiler->counterexample->message
                                               : refuted->compiler->reason) +
            ") but matches the reference with " + std::to_string(tries.size()) + " seeds"});
@@ -512,21 +524,19 @@ FusionSpec Oracle::minimize(const FusionSpec &spec, const std::string &kind, int
 std::string describeVerdicts(const std::vector<EdgeVerdict> &verdicts) {
   std::ostringstream os;
   for (const EdgeVerdict &v : verdicts) {
-    os << edgeName(v) << " (" << v.exprName << "): " << v.lowering.str() << " "
-       << statusName(v.status);
+    os << edgeName(v) << " (" << v.exprName << "): " << v.loweringText() << " "
+       << edgeResultStatusName(v.result);
     if (!v.reason.empty())
       os << " (" << v.reason << ")";
-    else if (v.counterexample && v.status != Status::Proved)
+    else if (v.counterexample && v.result != EdgeResult::Proved)
       os << " (" << v.counterexample->message << ")";
     os << "\n";
     if (!v.compiler)
       continue;
     const CompilerVerdict &c = *v.compiler;
-    os << "  compiler: " << c.source << ", " << c.lowering.str() << ": "
-       << (c.status == Status::Proved    ? "confirmed"
-           : c.status == Status::Refuted ? "refuted"
-                                         : "unknown");
-    if (c.unnecessary)
+    os << "  compiler: " << c.source << ", " << c.loweringText() << ": "
+       << compilerResultStatusName(c.result);
+    if (c.result == CompilerResult::Unnecessary)
       os << " (unnecessary)";
     if (c.counterexample)
       os << " (" << c.counterexample->message << ")";

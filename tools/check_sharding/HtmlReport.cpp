@@ -66,9 +66,10 @@ std::string row(const std::string &key, const std::string &html) {
 }
 
 /// A lowering as its text names it (teams and roots included).
-std::string loweringHtml(const Lowering &l) {
-  return "<span class=\"mono\">" + esc(l.str()) + "</span>" +
-         (l.localPermute ? " (then a local permute)" : "");
+/// A lowering shown as `text` (`unsupported` where the verdict has none).
+std::string loweringHtml(const std::string &text, bool localPermute) {
+  return "<span class=\"mono\">" + esc(text) + "</span>" +
+         (localPermute ? " (then a local permute)" : "");
 }
 
 /// A counterexample in the input's terms: its message, then the device, the
@@ -96,9 +97,10 @@ std::string counterexampleHtml(const Counterexample &c) {
 }
 
 std::string compilerHtml(const CompilerVerdict &c) {
-  std::string html = esc(c.source) + " (line " + std::to_string(c.loc.line) +
-                     "): " + loweringHtml(c.lowering) + " <b>" + esc(compilerStatusText(c)) +
-                     "</b>";
+  std::string html =
+      esc(c.source) + " (line " + std::to_string(c.loc.line) +
+      "): " + loweringHtml(c.loweringText(), c.lowering && c.lowering->localPermute) + " <b>" +
+      esc(compilerStatusText(c)) + "</b>";
   if (c.counterexample)
     html += counterexampleHtml(*c.counterexample);
   if (!c.reason.empty())
@@ -109,7 +111,8 @@ std::string compilerHtml(const CompilerVerdict &c) {
 /// An edge's proof: what it rests on or where it fails.
 std::string proofHtml(const EdgeVerdict &v) {
   std::string dl =
-      row("checker's lowering", loweringHtml(v.lowering) + " " + esc(statusName(v.status)));
+      row("checker's lowering", loweringHtml(v.loweringText(), v.lowering.localPermute) + " " +
+                                    esc(edgeResultStatusName(v.result)));
   if (!v.reason.empty())
     dl += row("reason", esc(v.reason));
   if (!v.assumptions.empty()) {
@@ -120,11 +123,12 @@ std::string proofHtml(const EdgeVerdict &v) {
   }
   for (const auto &s : v.steps)
     dl +=
-        row("two-step lowering", loweringHtml(s.lowering) + " " + esc(statusName(s.status)) +
+        row("two-step lowering", loweringHtml(s.lowering.str(), s.lowering.localPermute) + " " +
+                                     esc(statusName(s.status)) +
                                      (s.intermediate.empty() ? "" : " via " + esc(s.intermediate)) +
                                      (s.reason.empty() ? "" : ": " + esc(s.reason)));
   if (v.counterexample) {
-    EdgeResult r = edgeResult(v);
+    EdgeResult r = v.result;
     bool refutes = r == EdgeResult::Refuted || r == EdgeResult::Unsupported;
     dl += row(refutes ? "counterexample" : "why communication is needed",
               counterexampleHtml(*v.counterexample));

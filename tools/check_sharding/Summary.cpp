@@ -67,7 +67,7 @@ void Summary::addFinding(const Diagnostic &d) {
 
 void Summary::addVerdict(const EdgeVerdict &v) {
   ++edges;
-  switch (edgeResult(v)) {
+  switch (v.result) {
   case EdgeResult::Unsupported:
   case EdgeResult::Unmodelled:
     ++unsupported;
@@ -91,7 +91,7 @@ void Summary::addVerdict(const EdgeVerdict &v) {
   }
   if (!v.compiler)
     return;
-  switch (compilerResult(*v.compiler)) {
+  switch (v.compiler->result) {
   case CompilerResult::Unnecessary:
     ++unnecessary;
     [[fallthrough]];
