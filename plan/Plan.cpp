@@ -38,6 +38,8 @@ const char *bufferKindName(BufferKind k) {
     return "unpacked";
   case BufferKind::Partial:
     return "partial";
+  case BufferKind::Slice:
+    return "slice";
   }
   return "?";
 }
@@ -52,6 +54,8 @@ const char *stepKindName(StepKind k) {
     return "alias";
   case StepKind::Copy:
     return "copy";
+  case StepKind::Loop:
+    return "loop";
   }
   return "?";
 }
@@ -66,6 +70,14 @@ const char *computeModeName(ComputeMode m) {
     return "epilogue";
   }
   return "?";
+}
+
+int planFormatVersion(const Plan &plan) {
+  bool loops = std::any_of(plan.steps.begin(), plan.steps.end(),
+                           [](const PlanStep &s) { return s.kind == StepKind::Loop; }) ||
+               std::any_of(plan.buffers.begin(), plan.buffers.end(),
+                           [](const PlanBuffer &b) { return b.kind == BufferKind::Slice; });
+  return loops ? kPlanLoopVersion : 1;
 }
 
 bool PlanStep::verified() const {
@@ -110,6 +122,10 @@ std::vector<std::string> planSymbols(const Plan &plan) {
   }
   for (const Transform &t : plan.fusion.transforms)
     t.factor.collectSymbols(symbols);
+  for (const PlanStep &s : plan.steps) {
+    s.lo.collectSymbols(symbols);
+    s.hi.collectSymbols(symbols);
+  }
   for (const PlanConstraint &c : plan.constraints) {
     c.lhs.collectSymbols(symbols);
     c.rhs.collectSymbols(symbols);

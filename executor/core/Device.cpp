@@ -1,6 +1,8 @@
 // Placement and the alias message every device gives; see Device.h.
 #include "executor/core/Device.h"
 
+#include <algorithm>
+
 namespace shardcheck {
 
 const BufferMap &Placement::map() {
@@ -32,6 +34,26 @@ std::vector<double> Placement::slice(const PlanBuffer &b, int64_t device, const 
     if (elements[o] != kNoElement)
       values[o] = whole.data()[elements[o]];
   return values;
+}
+
+void Device::readWindow(const std::string &base, const std::string &slice, int64_t device,
+                        int64_t offset) {
+  std::vector<double> whole = download(base, device);
+  std::vector<double> window = download(slice, device);
+  SC_ASSERT(offset >= 0 && offset + window.size() <= whole.size(),
+            "the run loop checked that every window lies within its base");
+  std::copy_n(whole.begin() + offset, window.size(), window.begin());
+  upload(slice, device, window);
+}
+
+void Device::writeWindow(const std::string &slice, const std::string &base, int64_t device,
+                         int64_t offset) {
+  std::vector<double> whole = download(base, device);
+  std::vector<double> window = download(slice, device);
+  SC_ASSERT(offset >= 0 && offset + window.size() <= whole.size(),
+            "the run loop checked that every window lies within its base");
+  std::copy(window.begin(), window.end(), whole.begin() + offset);
+  upload(base, device, whole);
 }
 
 std::string aliasCountError(const std::string &input, const std::string &output, int64_t device,

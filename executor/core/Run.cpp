@@ -65,7 +65,11 @@ private:
   void allocate();
   void distributeInputs();
   void runCheckedSteps();
-  void runStep(size_t index, const PlanStep &step, StepReport &report, bool synchronize);
+  void runStep(const ScheduledStep &at, const PlanStep &step, StepReport &report, bool synchronize);
+  void beginIteration(size_t index, const PlanStep &loop, int64_t iteration);
+  /// Where the window of slice `b` starts in its base on `device` at
+  /// loop index `iteration`.
+  int64_t windowOffset(const PlanBuffer &b, int64_t device, int64_t iteration) const;
   void runCompute(size_t index, const PlanStep &step);
   void runCopy(size_t index, const PlanStep &step);
   void runAlias(const PlanStep &step);
@@ -91,6 +95,8 @@ private:
   void wrote(const PlanBuffer &b) {
     if (b.kind == BufferKind::Tensor)
       written_.insert(b.tensor);
+    if (b.kind == BufferKind::Slice) // Its base is what the run compares.
+      written_.insert(buffer(b.base).tensor);
   }
 
   const Plan &plan_;
@@ -104,6 +110,9 @@ private:
   std::unique_ptr<Placement> placement_;
   ReferenceResult reference_;
   std::set<TensorNum> written_;
+  std::vector<ScheduledStep> schedule_;
+  /// The loop variables' values in the iteration running now.
+  std::map<std::string, int64_t> iteration_;
   RunReport report_;
 };
 
@@ -201,10 +210,45 @@ int64_t PlanRun::runCollective(const PlanStep &step) {
   return moved;
 }
 
+int64_t PlanRun::windowOffset(const PlanBuffer &b, int64_t device, int64_t iteration) const {
+  const PlanBuffer &base = buffer(b.base);
+  int64_t stride = 1;
+  for (const PlanLocal &l : base.local)
+    if (l.device == device)
+      for (size_t k = *b.axis + 1; k < l.shape.size(); ++k)
+        stride *= *l.shape[k].evaluate(symbols_); // allocate() evaluated every extent.
+  return iteration * stride;
+}
+
+/// Starts iteration `iteration` of a loop: every slice of its variable
+/// takes its window of the base.
+void PlanRun::beginIteration(size_t index, const PlanStep &loop, int64_t iteration) {
+  iteration_[loop.loopVar] = iteration;
+  std::set<std::string> slices;
+  for (size_t j = index + 1; j <= index + loop.body; ++j) {
+    slices.insert(plan_.steps[j].inputs.begin(), plan_.steps[j].inputs.end());
+    slices.insert(plan_.steps[j].output);
+  }
+  for (const std::string &name : slices) {
+    const PlanBuffer *b = plan_.buffer(name);
+    if (!b || b->kind != BufferKind::Slice)
+      continue;
+    for (const PlanLocal &l : b->local)
+      if (device_.holds(b->name, l.device))
+        device_.readWindow(b->base, b->name, l.device, windowOffset(*b, l.device, iteration));
+  }
+}
+
 /// Runs one step. Without `synchronize`, a device may return once the
-/// step's work is queued (collectives always finish).
-void PlanRun::runStep(size_t index, const PlanStep &step, StepReport &report, bool synchronize) {
+/// step's work is queued (collectives always finish). A step writing a
+/// slice stores it back into its base's window.
+void PlanRun::runStep(const ScheduledStep &at, const PlanStep &step, StepReport &report,
+                      bool synchronize) {
+  size_t index = at.index;
   switch (step.kind) {
+  case StepKind::Loop:
+    beginIteration(index, step, *at.iteration);
+    break;
   case StepKind::Compute:
     runCompute(index, step);
     break;
@@ -215,18 +259,23 @@ void PlanRun::runStep(size_t index, const PlanStep &step, StepReport &report, bo
     runAlias(step);
     break;
   case StepKind::Collective:
-    report.bytesMoved = runCollective(step);
+    report.bytesMoved += runCollective(step);
     break;
   }
+  if (const PlanBuffer *out = plan_.buffer(step.output); out && out->kind == BufferKind::Slice)
+    for (const PlanLocal &l : out->local)
+      if (device_.holds(out->name, l.device))
+        device_.writeWindow(out->name, out->base, l.device,
+                            windowOffset(*out, l.device, iteration_.at(out->loopVar)));
   if (synchronize)
     device_.synchronize();
 }
 
 void PlanRun::runCheckedSteps() {
-  runStepsInOrder(plan_, coordinator_, report_,
-                  [this](size_t i, const PlanStep &step, StepReport &r) {
+  runStepsInOrder(plan_, schedule_, coordinator_, report_,
+                  [this](const ScheduledStep &at, const PlanStep &step, StepReport &r) {
                     try {
-                      runStep(i, step, r, true);
+                      runStep(at, step, r, true);
                     } catch (const DeviceError &e) {
                       throw StepFailure{device_.failureKind(), e.what()};
                     }
@@ -252,10 +301,10 @@ void PlanRun::validate() {
 void PlanRun::timeRepeats() {
   try {
     timeRepeatedRuns(
-        plan_, coordinator_, options_, report_,
-        [this](size_t i, const PlanStep &step, bool synchronize) {
+        plan_, schedule_, coordinator_, options_, report_,
+        [this](const ScheduledStep &at, const PlanStep &step, bool synchronize) {
           StepReport unused;
-          runStep(i, step, unused, synchronize);
+          runStep(at, step, unused, synchronize);
         },
         [this] { device_.synchronize(); });
   } catch (const DeviceError &e) {
@@ -272,6 +321,7 @@ RunReport PlanRun::run() {
   refuseUnverifiedSteps(plan_, options_.allowUnverified);
   symbols_ = checkedBindings(plan_, options_.symbols);
   report_.symbols = symbols_;
+  schedule_ = stepSchedule(plan_, symbols_);
   for (int64_t d : coordinator_.localDevices(plan_.devices))
     local_.insert(d);
   placement_ = std::make_unique<Placement>(plan_, graph_, symbols_);
