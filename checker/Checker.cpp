@@ -508,7 +508,24 @@ void applyLoopOutcome(const Outcome &loop, const std::string &header, EdgeVerdic
   c.reason = "its loop `" + header + "` is not proved: " + loop.reason;
 }
 
-/// The read view edge (HirAliasSelect) feeding a looped Communication: each
+/// A looped statement's edge whose loop claims failed: the statement as the
+/// loop runs it is refuted (the counterexample names the iteration) or
+/// left unknown, whatever its one iteration's edge proved.
+void applyLoopOutcomeToEdge(const Outcome &loop, const std::string &header, EdgeVerdict &v) {
+  if (v.status != Status::Proved || loop.kind == Outcome::Kind::Proved)
+    return;
+  if (loop.kind == Outcome::Kind::Refuted) {
+    v.status = Status::Refuted;
+    v.counterexample = loop.counterexample;
+    v.counterexample->rule = "host-loop";
+    return;
+  }
+  v.status = Status::Unknown;
+  v.counterexample.reset();
+  v.reason = "its loop `" + header + "` is not proved: " + loop.reason;
+}
+
+/// The read view edge (HirAliasSelect) feeding a looped statement: each
 /// device holds its part of the slice already (none), proved per iteration.
 void markReadViewLocal(const std::vector<std::string> &assumptions, EdgeVerdict &v) {
   v.lowering = Lowering{CommKind::None, {}, false};
@@ -520,31 +537,46 @@ void markReadViewLocal(const std::vector<std::string> &assumptions, EdgeVerdict 
 
 } // namespace
 
-void Checker::checkHostLoops(const Fusion &fusion, const FusionGraph &graph,
-                             const std::vector<int64_t> &universe,
+void Checker::checkReadViews(const Fusion &fusion, const FusionGraph &graph,
+                             const LoopedStatement &ls, const std::vector<int64_t> &universe,
                              std::vector<EdgeVerdict> &verdicts) {
-  for (size_t i = 0; i < graph.edges().size(); ++i) {
-    const Expr &e = fusion.exprs[graph.edges()[i].expr];
-    if (!isInHostLoop(e) || graph.edges()[i].map.unsupported)
-      continue;
-    auto model = loopedCommunication(fusion, e);
-    const auto *lc = std::get_if<LoopedCommunication>(&model);
-    if (!lc)
-      continue;
-    smt::Context ctx(solverOptions(), &queryCache_, &stats_.solver, &solverBackend_);
-    LoopChecker loop(fusion, *lc, ctx, universe);
-    applyLoopOutcome(loop.check(), lc->loop.header, verdicts[i]);
-    // The read view: local when its slice is its base's, in range.
+  for (const SliceView &read : ls.reads)
     for (size_t j = 0; j < graph.edges().size(); ++j) {
       const FusionEdge &view = graph.edges()[j];
-      if (view.consumer != lc->input.view || view.producer != lc->input.base ||
+      if (view.consumer != read.view || view.producer != read.base ||
           fusion.exprs[view.expr].op != "HirAliasSelect")
         continue;
       smt::Context viewCtx(solverOptions(), &queryCache_, &stats_.solver, &solverBackend_);
-      LoopChecker reads(fusion, *lc, viewCtx, universe);
-      if (reads.checkReadView().kind == Outcome::Kind::Proved)
+      LoopChecker reads(fusion, ls, viewCtx, universe);
+      if (reads.checkReadView(read).kind == Outcome::Kind::Proved)
         markReadViewLocal(reads.assumptions(), verdicts[j]);
     }
+}
+
+void Checker::checkHostLoops(const Fusion &fusion, const FusionGraph &graph,
+                             const std::vector<int64_t> &universe,
+                             std::vector<EdgeVerdict> &verdicts) {
+  std::map<size_t, std::optional<Outcome>> checked; // per statement, once
+  for (size_t i = 0; i < graph.edges().size(); ++i) {
+    size_t exprIndex = graph.edges()[i].expr;
+    const Expr &e = fusion.exprs[exprIndex];
+    if (!isInHostLoop(e) || graph.edges()[i].map.unsupported)
+      continue;
+    bool communication = e.kind == OpKind::Communication;
+    auto model = communication ? loopedCommunication(fusion, e) : loopedStatement(fusion, e);
+    const auto *ls = std::get_if<LoopedStatement>(&model);
+    if (!ls)
+      continue;
+    if (!checked.count(exprIndex)) {
+      smt::Context ctx(solverOptions(), &queryCache_, &stats_.solver, &solverBackend_);
+      LoopChecker loop(fusion, *ls, ctx, universe);
+      checked[exprIndex] = loop.check();
+      checkReadViews(fusion, graph, *ls, universe, verdicts);
+    }
+    if (communication)
+      applyLoopOutcome(*checked[exprIndex], ls->loop.header, verdicts[i]);
+    else
+      applyLoopOutcomeToEdge(*checked[exprIndex], ls->loop.header, verdicts[i]);
   }
 }
 

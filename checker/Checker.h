@@ -18,6 +18,7 @@
 #include "checker/Lowering.h"
 #include "checker/smt/Smt.h"
 #include "ir/FusionGraph.h"
+#include "ir/HostLoops.h"
 
 #include <chrono>
 #include <map>
@@ -134,10 +135,13 @@ private:
   void checkReducedOperands(const Fusion &fusion, const FusionGraph &graph,
                             const std::vector<int64_t> &universe,
                             std::vector<EdgeVerdict> &verdicts);
-  /// Communications posted in host loops (ir/HostLoops.h): the compiler's
-  /// choice is confirmed only when the loop claims (LoopChecker) hold too,
-  /// and the read view feeding one is local when its slice is its base's.
+  /// Statements posted in host loops (ir/HostLoops.h): a Communication's
+  /// compiler choice is confirmed, and another statement's edge proved,
+  /// only when the loop claims (LoopChecker) hold too; a read view feeding
+  /// one is local when its slice is its base's.
   void checkHostLoops(const Fusion &fusion, const FusionGraph &graph,
+                      const std::vector<int64_t> &universe, std::vector<EdgeVerdict> &verdicts);
+  void checkReadViews(const Fusion &fusion, const FusionGraph &graph, const LoopedStatement &ls,
                       const std::vector<int64_t> &universe, std::vector<EdgeVerdict> &verdicts);
   smt::SolverOptions solverOptions() const;
 

@@ -285,12 +285,13 @@ std::vector<Bindings> smallFusionBindings(const Fusion &f) {
   return out;
 }
 
-/// The loop claims of every modelled looped Communication (LoopChecker)
+/// The loop claims of every modelled looped statement (LoopChecker)
 /// against the brute force's run of the iterations (LoopSlices).
 void crossCheckLoops(const Fusion &f, const std::string &what, Tally &t) {
   std::vector<int64_t> universe = universeOf(f);
   for (const Expr &e : f.exprs) {
-    auto model = loopedCommunication(f, e);
+    auto model =
+        e.kind == OpKind::Communication ? loopedCommunication(f, e) : loopedStatement(f, e);
     const auto *lc = std::get_if<LoopedCommunication>(&model);
     if (!lc)
       continue;
@@ -300,8 +301,7 @@ void crossCheckLoops(const Fusion &f, const std::string &what, Tally &t) {
     Outcome smt = checker.check();
     for (const auto &b : smallFusionBindings(f)) {
       compare(
-          smt, b,
-          [&](const Bindings &bb) { return bruteforce::bruteLoopedCommunication(f, *lc, bb); },
+          smt, b, [&](const Bindings &bb) { return bruteforce::bruteLoopedStatement(f, *lc, bb); },
           what + " loop `" + lc->loop.header + "`", t);
       if (smt.kind != Outcome::Kind::Proved)
         break; // A refutation is checked at its own bindings once.
@@ -330,7 +330,7 @@ TEST(RandomLoopCrossCheck, LoopClaimsAgreeWithBruteForce) {
     refuted += smt.kind == Outcome::Kind::Refuted;
     compare(
         smt, c.bindings,
-        [&](const Bindings &b) { return bruteforce::bruteLoopedCommunication(f, lc, b); },
+        [&](const Bindings &b) { return bruteforce::bruteLoopedStatement(f, lc, b); },
         c.description, t);
   }
   EXPECT_EQ(t.disagreements, 0);

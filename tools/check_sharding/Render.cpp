@@ -192,8 +192,9 @@ void addEdge(size_t fusion, const EdgeVerdict &v, FileOutput &file) {
   bool refuted = result == EdgeResult::Refuted || result == EdgeResult::Unsupported;
   Diagnostic d = edgeDiagnostic(v, result);
   // The witness disproves "no communication"; it is a counterexample to the
-  // verdict only when the edge is refuted (an unknown one has none).
-  if (v.counterexample && v.lowering.kind != CommKind::None)
+  // verdict only when the edge is refuted (an unknown one has none; a
+  // statement in a host loop is refuted by the iteration that fails).
+  if (v.counterexample && (v.lowering.kind != CommKind::None || refuted))
     d.addNote((refuted ? "counterexample: " : "communication is needed: ") +
                   v.counterexample->message,
               v.loc);
