@@ -206,10 +206,8 @@ void PlanVerifier::indexBuffers() {
       checkSlice(appendPointer("/buffers", i), plan_.buffers[i]);
 }
 
-/// A slice is a contiguous window of a tensor buffer on each of its
-/// devices: the base's local shape is the slice's with the sliced axis
-/// inserted, and every axis before it has extent 1, so that the window at
-/// index s starts at s times the product of the axes after it.
+/// A slice is a window of a tensor buffer on each of its devices: the
+/// base's local shape is the slice's with the sliced axis inserted.
 void PlanVerifier::checkSlice(const std::string &at, const PlanBuffer &slice) const {
   const PlanBuffer *base = bufferNamed(slice.base);
   if (!base || base->kind != BufferKind::Tensor)
@@ -226,11 +224,6 @@ void PlanVerifier::checkSlice(const std::string &at, const PlanBuffer &slice) co
     if (axis >= b->shape.size() || b->shape.size() != l.shape.size() + 1)
       fail(path, "the slice's shape is not its base's without axis " + std::to_string(axis) +
                      " on device " + std::to_string(l.device));
-    for (size_t k = 0; k < axis; ++k)
-      if (b->shape[k].asConstant() != 1)
-        fail(path, "axis " + std::to_string(k) + " of the base " + quotedToken(base->name) +
-                       " comes before the sliced axis and is not 1: the window would not be "
-                       "contiguous");
     for (size_t k = 0; k < l.shape.size(); ++k)
       if (l.shape[k].str() != b->shape[k < axis ? k : k + 1].str())
         fail(path, "axis " + std::to_string(k) + " of the slice (" + shownToken(l.shape[k].str()) +

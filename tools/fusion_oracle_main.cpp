@@ -1,8 +1,12 @@
 // fusion-oracle: the end-to-end oracle over random fusions (tests/oracle/).
 //
 //   fusion-oracle [--seed S] [--count N] [--resume FILE] [--progress]
-//                 [--no-minimize] [--report-dir DIR] [--timeout-ms N]
+//                 [--no-minimize] [--report-dir DIR] [--timeout-ms N] [--loops]
 //   fusion-oracle --summarize STATE...
+//
+// --loops draws looped host programs instead (checker/bruteforce/RandomLoops.h:
+// an Allgather per stream iteration, right loops and wrong ones), planned
+// with their loops; they are not minimized.
 //
 // Runs fusions with seeds S .. S+N-1 (default 1 and 1000): each is generated,
 // checked, planned and run exactly on simulated devices (Oracle.h says what
@@ -23,6 +27,8 @@
 // that does not belong to this run; 130 interrupted (state saved).
 //
 // This main parses arguments and keeps state; it decides nothing itself.
+#include "checker/bruteforce/RandomLoops.h"
+#include "ir/reader/DumpReader.h"
 #include "tests/oracle/Oracle.h"
 #include "tests/oracle/OracleTally.h"
 
@@ -56,15 +62,17 @@ struct Args {
   std::string reportDir;
   bool progress = false;
   bool minimize = true;
+  bool loops = false; ///< Random looped host programs (--loops).
   unsigned timeoutMs = 20000;
   std::vector<std::string> summarize; ///< State files to merge and print.
 };
 
 [[noreturn]] void usage(const std::string &why) {
-  std::cerr << "fusion-oracle: " << why
-            << "\nusage: fusion-oracle [--seed S] [--count N] [--resume FILE] [--progress]\n"
-               "                     [--no-minimize] [--report-dir DIR] [--timeout-ms N]\n"
-               "       fusion-oracle --summarize STATE...\n";
+  std::cerr
+      << "fusion-oracle: " << why
+      << "\nusage: fusion-oracle [--seed S] [--count N] [--resume FILE] [--progress]\n"
+         "                     [--no-minimize] [--report-dir DIR] [--timeout-ms N] [--loops]\n"
+         "       fusion-oracle --summarize STATE...\n";
   std::exit(2);
 }
 
@@ -102,6 +110,8 @@ Args parseArgs(int argc, char **argv) {
       a.progress = true;
     else if (f == "--no-minimize")
       a.minimize = false;
+    else if (f == "--loops")
+      a.loops = true;
     else if (f == "--summarize")
       for (++i; i < argc; ++i)
         a.summarize.push_back(argv[i]);
@@ -214,11 +224,11 @@ std::string fileNameOf(std::string kind) {
 /// Minimizes the first fusion of a new violation class and prints its report.
 void reportNewClass(Oracle &oracle, const Args &a, const OracleResult &r, const Violation &v) {
   OracleResult shown = r;
-  if (a.minimize)
+  if (a.minimize && !a.loops)
     shown = oracle.run(oracle.minimize(r.spec, v.kind));
   std::string text = "=== violation class " + v.kind + " (first at seed " +
-                     std::to_string(r.spec.seed) + (a.minimize ? ", minimized" : "") + ") ===\n" +
-                     describeResult(shown) + "\n";
+                     std::to_string(r.spec.seed) + (a.minimize && !a.loops ? ", minimized" : "") +
+                     ") ===\n" + describeResult(shown) + "\n";
   std::cout << text << std::flush;
   if (!a.resume.empty())
     std::ofstream(a.resume + ".violations", std::ios::app) << text;
@@ -263,7 +273,13 @@ int main(int argc, char **argv) {
   auto lastPrint = start;
   const int64_t firstHere = s.next;
   while (s.next < a.count && !gStop) {
-    OracleResult r = oracle.run(randomFusion(a.seed + static_cast<uint64_t>(s.next)));
+    uint64_t seed = a.seed + static_cast<uint64_t>(s.next);
+    OracleResult r =
+        a.loops
+            ? oracle.run(
+                  readDocument(bruteforce::randomLoop(seed).text, "loop-oracle.txt").fusions.at(0))
+            : oracle.run(randomFusion(seed));
+    r.spec.seed = seed; // Names a looped program's seed in reports too.
     for (const Violation &v : r.violations)
       if (!s.tally.violations().count(v.kind))
         reportNewClass(oracle, a, r, v);

@@ -37,22 +37,20 @@ std::vector<double> Placement::slice(const PlanBuffer &b, int64_t device, const 
 }
 
 void Device::readWindow(const std::string &base, const std::string &slice, int64_t device,
-                        int64_t offset) {
+                        const SliceWindow &w) {
   std::vector<double> whole = download(base, device);
   std::vector<double> window = download(slice, device);
-  SC_ASSERT(offset >= 0 && offset + window.size() <= whole.size(),
-            "the run loop checked that every window lies within its base");
-  std::copy_n(whole.begin() + offset, window.size(), window.begin());
+  for (int64_t o = 0; o < w.outer; ++o)
+    std::copy_n(whole.begin() + o * w.stride + w.offset, w.inner, window.begin() + o * w.inner);
   upload(slice, device, window);
 }
 
 void Device::writeWindow(const std::string &slice, const std::string &base, int64_t device,
-                         int64_t offset) {
+                         const SliceWindow &w) {
   std::vector<double> whole = download(base, device);
   std::vector<double> window = download(slice, device);
-  SC_ASSERT(offset >= 0 && offset + window.size() <= whole.size(),
-            "the run loop checked that every window lies within its base");
-  std::copy(window.begin(), window.end(), whole.begin() + offset);
+  for (int64_t o = 0; o < w.outer; ++o)
+    std::copy_n(window.begin() + o * w.inner, w.inner, whole.begin() + o * w.stride + w.offset);
   upload(base, device, whole);
 }
 

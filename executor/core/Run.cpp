@@ -67,9 +67,9 @@ private:
   void runCheckedSteps();
   void runStep(const ScheduledStep &at, const PlanStep &step, StepReport &report, bool synchronize);
   void beginIteration(size_t index, const PlanStep &loop, int64_t iteration);
-  /// Where the window of slice `b` starts in its base on `device` at
-  /// loop index `iteration`.
-  int64_t windowOffset(const PlanBuffer &b, int64_t device, int64_t iteration) const;
+  /// The window of slice `b` in its base on `device` at loop index
+  /// `iteration`; StepFailure plan-error when the slice is no such window.
+  SliceWindow window(const PlanBuffer &b, int64_t device, int64_t iteration);
   void runCompute(size_t index, const PlanStep &step);
   void runCopy(size_t index, const PlanStep &step);
   void runAlias(const PlanStep &step);
@@ -210,14 +210,29 @@ int64_t PlanRun::runCollective(const PlanStep &step) {
   return moved;
 }
 
-int64_t PlanRun::windowOffset(const PlanBuffer &b, int64_t device, int64_t iteration) const {
+SliceWindow PlanRun::window(const PlanBuffer &b, int64_t device, int64_t iteration) {
   const PlanBuffer &base = buffer(b.base);
-  int64_t stride = 1;
+  SliceWindow w;
+  w.inner = 1;
+  int64_t extent = 0;
   for (const PlanLocal &l : base.local)
     if (l.device == device)
-      for (size_t k = *b.axis + 1; k < l.shape.size(); ++k)
-        stride *= *l.shape[k].evaluate(symbols_); // allocate() evaluated every extent.
-  return iteration * stride;
+      for (size_t k = 0; k < l.shape.size(); ++k) {
+        int64_t e = *l.shape[k].evaluate(symbols_); // allocate() evaluated every extent.
+        if (k < *b.axis)
+          w.outer *= e;
+        else if (k == *b.axis)
+          extent = e;
+        else
+          w.inner *= e;
+      }
+  w.stride = extent * w.inner;
+  w.offset = iteration * w.inner;
+  if (w.outer * w.inner != placement_->slotCount(b, device) || iteration < 0 || iteration >= extent)
+    throw StepFailure{"plan-error", "the slice " + b.name + " at " + b.loopVar + " = " +
+                                        std::to_string(iteration) + " is no window of " + b.base +
+                                        " on device " + std::to_string(device)};
+  return w;
 }
 
 /// Starts iteration `iteration` of a loop: every slice of its variable
@@ -235,7 +250,7 @@ void PlanRun::beginIteration(size_t index, const PlanStep &loop, int64_t iterati
       continue;
     for (const PlanLocal &l : b->local)
       if (device_.holds(b->name, l.device))
-        device_.readWindow(b->base, b->name, l.device, windowOffset(*b, l.device, iteration));
+        device_.readWindow(b->base, b->name, l.device, window(*b, l.device, iteration));
   }
 }
 
@@ -266,7 +281,7 @@ void PlanRun::runStep(const ScheduledStep &at, const PlanStep &step, StepReport 
     for (const PlanLocal &l : out->local)
       if (device_.holds(out->name, l.device))
         device_.writeWindow(out->name, out->base, l.device,
-                            windowOffset(*out, l.device, iteration_.at(out->loopVar)));
+                            window(*out, l.device, iteration_.at(out->loopVar)));
   if (synchronize)
     device_.synchronize();
 }
