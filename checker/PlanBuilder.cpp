@@ -640,6 +640,20 @@ void Builder::addSlices() {
                           f_.exprs[e].loc);
         axis = static_cast<size_t>(at - base.allocation.begin());
       }
+      // A slice sharded unlike its part of the base (a refuted
+      // loop-view-slice) is no window of the base's buffer.
+      // Symbolic extents are equal where the constraints say so; the run
+      // checks the window at bound sizes.
+      std::vector<Extent> window = localShape(f_, base), own = localShape(f_, f_.tensor(v.view));
+      window.erase(window.begin() + static_cast<std::ptrdiff_t>(std::min(axis, window.size() - 1)));
+      bool differs = window.size() != own.size();
+      for (size_t k = 0; !differs && k < own.size(); ++k)
+        differs = window[k].isConstant() && own[k].isConstant() && window[k].str() != own[k].str();
+      if (differs)
+        throw PlanError(tensorName(v.view) + " is no window of " + tensorName(v.base) +
+                            "'s buffer (it is sharded unlike its part of " + tensorName(v.base) +
+                            "); no plan can slice it",
+                        f_.exprs[e].loc);
       b->kind = BufferKind::Slice;
       b->base = tensorName(v.base);
       b->axis = axis;

@@ -631,8 +631,9 @@ private:
   }
 
   /// Outer count, axis extent and inner count of `view`'s base around its
-  /// sliced axis; `s` must index the axis.
-  std::array<int64_t, 3> sliceGeometry(const SliceView &view, int64_t s, const Expr &at) const {
+  /// sliced axis; `s` must index the axis and the slice hold `count` values.
+  std::array<int64_t, 3> sliceGeometry(const SliceView &view, int64_t s, int64_t count,
+                                       const Expr &at) const {
     const std::vector<int64_t> &shape = result_.values.at(view.base).shape();
     int64_t outer = 1, inner = 1;
     for (size_t k = 0; k < shape.size(); ++k)
@@ -644,18 +645,18 @@ private:
                           fusion_.tensor(view.base).name() + " outside its axis of extent " +
                           std::to_string(extent),
                       at.loc);
-    return {outer, extent, inner};
-  }
-
-  HostTensor sliceAt(const SliceView &view, int64_t s, const Expr &at) const {
-    auto [outer, extent, inner] = sliceGeometry(view, s, at);
-    const HostTensor &base = result_.values.at(view.base);
-    HostTensor out(referenceShape(fusion_, view.view, symbols_), fusion_.tensor(view.view).dtype);
-    if (out.numel() != outer * inner)
+    if (count != outer * inner)
       throwInputError("shape-mismatch",
                       fusion_.tensor(view.view).name() + " is not a slice of " +
                           fusion_.tensor(view.base).name() + " at these sizes",
                       at.loc);
+    return {outer, extent, inner};
+  }
+
+  HostTensor sliceAt(const SliceView &view, int64_t s, const Expr &at) const {
+    HostTensor out(referenceShape(fusion_, view.view, symbols_), fusion_.tensor(view.view).dtype);
+    auto [outer, extent, inner] = sliceGeometry(view, s, out.numel(), at);
+    const HostTensor &base = result_.values.at(view.base);
     for (int64_t o = 0; o < outer; ++o)
       std::copy_n(base.data().begin() + (o * extent + s) * inner, inner,
                   out.data().begin() + o * inner);
@@ -663,13 +664,8 @@ private:
   }
 
   void storeSlice(const SliceView &view, int64_t s, const HostTensor &value, const Expr &at) {
-    auto [outer, extent, inner] = sliceGeometry(view, s, at);
+    auto [outer, extent, inner] = sliceGeometry(view, s, value.numel(), at);
     HostTensor &base = result_.values.at(view.base);
-    if (value.numel() != outer * inner)
-      throwInputError("shape-mismatch",
-                      fusion_.tensor(view.view).name() + " is not a slice of " +
-                          fusion_.tensor(view.base).name() + " at these sizes",
-                      at.loc);
     for (int64_t o = 0; o < outer; ++o)
       std::copy_n(value.data().begin() + o * inner, inner,
                   base.data().begin() + (o * extent + s) * inner);

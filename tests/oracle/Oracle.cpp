@@ -6,6 +6,8 @@
 // log). minimize() is a greedy loop over candidate edits of the spec.
 #include "tests/oracle/Oracle.h"
 
+#include "ir/HostLoops.h"
+
 #include "checker/PlanBuilder.h"
 #include "executor/core/RunSupport.h"
 #include "executor/sim/SimBackend.h"
@@ -242,8 +244,20 @@ void Oracle::judge(OracleResult &r) {
   runCompilerPlan(r, *graph);
 }
 
+/// Whether a looped Communication's loop claims are not proved: the checker
+/// proves them with its compiler choice (confirmed only when they hold), so
+/// a choice not confirmed leaves them unproved, whatever its one iteration's
+/// edge proved (checker/PlanBuilder.cpp rests the loop step on the same).
+bool loopClaimsUnproved(const Fusion &f, const EdgeVerdict &v) {
+  const Expr &e = f.exprs[v.expr];
+  return isInHostLoop(e) && e.kind == OpKind::Communication &&
+         (!v.compiler || v.compiler->status != Status::Proved);
+}
+
 void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
-  if (!std::all_of(r.verdicts.begin(), r.verdicts.end(), edgeProved)) {
+  if (!std::all_of(r.verdicts.begin(), r.verdicts.end(), edgeProved) ||
+      std::any_of(r.verdicts.begin(), r.verdicts.end(),
+                  [&](const EdgeVerdict &v) { return loopClaimsUnproved(r.fusion, v); })) {
     r.checkerOutcome = "not-proved";
     return;
   }
