@@ -414,7 +414,10 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
   // nothing moves. Only for ops whose element map is modelled, or a permute
   // whose permutation alone is unknown (printed without its root domain): a proof never rests on an
   // op the reference cannot evaluate, and the plan builder refuses to compute an op without a map.
+  // Never when the fusion's sizes contradict themselves (a Set mapping extent 1 onto 2): every
+  // claim would hold vacuously.
   if (local.kind == Outcome::Kind::Unsupported && (!edge.map.unsupported || isPlainCopy(expr)) &&
+      ec.checkConstraints().kind == Outcome::Kind::Proved &&
       producerFullyHeld(fusion, edge, universe))
     local = Outcome::proved();
 
@@ -549,8 +552,9 @@ void applyLoopFailure(const Outcome &loop, const std::string &header, Verdict &v
   v.reason = "its loop `" + header + "` is not proved: " + loop.reason;
 }
 
-/// The loop's verdict on the compiler's looped Communication: a failed loop
-/// claim refutes (or leaves unknown) what the per-iteration check confirmed.
+/// The loop's verdict on the compiler's choice for a looped statement: a
+/// failed loop claim refutes (or leaves unknown) what the per-iteration check
+/// confirmed.
 void applyLoopOutcome(const Outcome &loop, const std::string &header, EdgeVerdict &v) {
   if (!v.compiler || loop.kind == Outcome::Kind::Proved ||
       (v.compiler->result != CompilerResult::Confirmed &&
@@ -616,9 +620,11 @@ void Checker::checkHostLoops(const Fusion &fusion, const FusionGraph &graph,
       checked[exprIndex] = loop.check();
       checkReadViews(fusion, graph, *ls, universe, verdicts);
     }
-    if (communication)
-      applyLoopOutcome(*checked[exprIndex], ls->loop.header, verdicts[i]);
-    else
+    // The compiler's choice for any looped statement (a Communication, or
+    // nvFuser's lowering of a looped resharding Set) holds only with the
+    // loop claims; a looped statement's own edge too.
+    applyLoopOutcome(*checked[exprIndex], ls->loop.header, verdicts[i]);
+    if (!communication)
       applyLoopOutcomeToEdge(*checked[exprIndex], ls->loop.header, verdicts[i]);
   }
 }

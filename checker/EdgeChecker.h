@@ -53,6 +53,11 @@ public:
   /// it needs (the counterexample names them and who holds it).
   Outcome checkLocal();
 
+  /// Proved when some sizes satisfy the fusion's implied constraints and the
+  /// edge's extent equalities; unsupported when none do (every claim about
+  /// the edge would then hold vacuously).
+  Outcome checkConstraints();
+
   /// Whether `lowering` is correct for this edge (docs/semantics.md,
   /// Lowerings).
   /// `compilerLowering`: the lowering is the compiler's own, whose
@@ -75,7 +80,6 @@ public:
   std::string unevenness() const;
 
 private:
-  Outcome checkConstraints();
   Outcome checkCounts(const Lowering &lowering, const Team &team);
   Outcome checkSlots(const Lowering &lowering, const Team &team);
   Outcome checkPartials(const Lowering &lowering, const Team &team);

@@ -6,6 +6,7 @@
 #include "checker/ExprChecker.h"
 
 #include "ir/Constraints.h"
+#include "ir/HostLoops.h"
 #include "util/Checked.h"
 #include "util/Sha256.h"
 #include "util/Version.h"
@@ -146,10 +147,21 @@ private:
   };
 
   Chosen choose(size_t edgeIndex) const;
+  /// A verdict about edge `edgeIndex`, its claim and status left to fill.
+  PlanVerdict verdictAbout(size_t edgeIndex) const;
+  /// The checker's own verdict on edge `edgeIndex` (a loop's read view).
+  PlanVerdict checkerVerdict(size_t edgeIndex) const;
   std::vector<size_t> exprOrder() const;
   void addTensors();
   void addConstraints();
   void planExpr(size_t expr);
+  /// Host loops (ir/HostLoops.h): the loop model of every looped statement,
+  /// and each read or write view's buffer made a slice of its base.
+  void addSlices();
+  /// The statements `group` of one loop: a loop step, then their steps.
+  void planLoop(const std::vector<size_t> &group);
+  /// The loop claims a looped Communication's verdict carries.
+  PlanVerdict loopVerdict(size_t edgeIndex, const HostLoop &loop) const;
   void planReduction(size_t expr, const std::vector<Chosen> &chosen);
   void planCopyLike(size_t expr, const Chosen &c);
   void planCompute(size_t expr, const std::vector<Chosen> &chosen);
@@ -213,6 +225,8 @@ private:
   const PlanRequest &request_;
   std::string sha_;
   Plan plan_;
+  std::map<size_t, LoopedStatement> looped_; ///< By expression.
+  std::vector<TensorNum> loopWritten_;
 };
 
 PlanStatus planStatus(EdgeResult r) {
@@ -242,15 +256,33 @@ PlanStatus planStatus(CompilerResult r) {
   return PlanStatus::Unknown;
 }
 
+PlanVerdict Builder::verdictAbout(size_t edgeIndex) const {
+  const FusionEdge &edge = g_.edges()[edgeIndex];
+  PlanVerdict v;
+  v.edge = tensorName(edge.producer) + " -> " + tensorName(edge.consumer);
+  v.expr = edge.expr;
+  v.source = "checker";
+  v.checkerVersion = kShardcheckVersion;
+  v.inputSha256 = sha_;
+  return v;
+}
+
+PlanVerdict Builder::checkerVerdict(size_t edgeIndex) const {
+  const EdgeVerdict &v = verdicts_[edgeIndex];
+  PlanVerdict pv = verdictAbout(edgeIndex);
+  pv.claim = v.lowering.str();
+  pv.status = planStatus(v.result);
+  if (v.result != EdgeResult::Proved)
+    pv.detail = v.counterexample ? v.counterexample->message : v.reason;
+  return pv;
+}
+
 Builder::Chosen Builder::choose(size_t edgeIndex) const {
   const FusionEdge &edge = g_.edges()[edgeIndex];
   const EdgeVerdict &v = verdicts_[edgeIndex];
   Chosen c;
   c.edge = &edge;
-  c.verdict.edge = tensorName(edge.producer) + " -> " + tensorName(edge.consumer);
-  c.verdict.expr = edge.expr;
-  c.verdict.checkerVersion = kShardcheckVersion;
-  c.verdict.inputSha256 = sha_;
+  c.verdict = verdictAbout(edgeIndex);
   bool useCompiler = request_.lowerings == PlanRequest::Lowerings::Compiler && v.compiler;
   const SourceLoc &loc = f_.exprs[edge.expr].loc;
   std::optional<Lowering> lowering;
@@ -291,6 +323,13 @@ Builder::Chosen Builder::choose(size_t edgeIndex) const {
 
 /// Expressions in an order where every operand is produced first.
 std::vector<size_t> Builder::exprOrder() const {
+  if (!looped_.empty()) { // A host program: its own order, loops in place.
+    std::vector<size_t> order;
+    for (size_t e = 0; e < f_.exprs.size(); ++e)
+      if (!f_.exprs[e].outputs.empty())
+        order.push_back(e);
+    return order;
+  }
   std::map<TensorNum, size_t> position;
   for (size_t i = 0; i < g_.topologicalOrder().size(); ++i)
     position[g_.topologicalOrder()[i]] = i;
@@ -310,10 +349,11 @@ void Builder::addTensors() {
   for (const auto &[t, tv] : f_.tensors) {
     PlanTensor pt;
     pt.tensor = t;
-    bool given = inputs.count(t) || !f_.producerExpr(t);
-    pt.role = outputs.count(t) && (f_.producerExpr(t) || inputs.count(t)) ? "output"
-              : given                                                     ? "input"
-                                                                          : "intermediate";
+    bool loopWritten = std::find(loopWritten_.begin(), loopWritten_.end(), t) != loopWritten_.end();
+    bool given = inputs.count(t) || (!f_.producerExpr(t) && !loopWritten);
+    pt.role = outputs.count(t) && (f_.producerExpr(t) || inputs.count(t) || loopWritten) ? "output"
+              : given                                                                    ? "input"
+                      : "intermediate";
     pt.shape = globalShape(f_, tv);
     pt.sharding = f_.tensorStr(t);
     plan_.tensors.push_back(pt);
@@ -343,6 +383,22 @@ void Builder::addConstraints() {
   for (const auto &[t, tv] : f_.tensors)
     for (const SizeConstraint &c : impliedConstraints(f_, tv))
       add(c);
+  // A slice's extents are its base's, the sliced axis left out (the loop
+  // claims assume so).
+  for (const auto &[e, ls] : looped_) {
+    std::vector<SliceView> views = ls.reads;
+    if (ls.write)
+      views.push_back(*ls.write);
+    for (const SliceView &v : views) {
+      std::vector<Extent> slice = globalShape(f_, f_.tensor(v.view));
+      std::vector<Extent> base = globalShape(f_, f_.tensor(v.base));
+      base.erase(base.begin() + static_cast<std::ptrdiff_t>(v.position));
+      for (size_t k = 0; k < slice.size() && k < base.size(); ++k)
+        if (slice[k].str() != base[k].str() && !(slice[k].isConstant() && base[k].isConstant()))
+          add({PlanConstraint::Kind::Equal, slice[k], base[k],
+               slice[k].str() + " == " + base[k].str()});
+    }
+  }
   for (const FusionEdge &e : g_.edges())
     for (size_t i = 0; i < e.map.consumerIds.size(); ++i) {
       const auto &p = e.map.producerIds[i];
@@ -641,6 +697,111 @@ void Builder::planExpr(size_t expr) {
     planCompute(expr, chosen);
 }
 
+void Builder::addSlices() {
+  for (const auto &[e, ls] : looped_) {
+    std::vector<SliceView> views = ls.reads;
+    if (ls.write)
+      views.push_back(*ls.write);
+    for (const SliceView &v : views) {
+      PlanBuffer *b = nullptr;
+      for (PlanBuffer &candidate : plan_.buffers)
+        if (candidate.name == tensorName(v.view))
+          b = &candidate;
+      const TensorView &base = f_.tensor(v.base);
+      size_t axis = v.position;
+      if (base.hasAllocation()) {
+        auto at = std::find(base.allocation.begin(), base.allocation.end(), v.axis);
+        if (at == base.allocation.end())
+          throw PlanError(tensorName(v.view) + " slices " + tensorName(v.base) +
+                              " along an axis its allocation domain does not list",
+                          f_.exprs[e].loc);
+        axis = static_cast<size_t>(at - base.allocation.begin());
+      }
+      // A slice sharded unlike its part of the base (a refuted
+      // loop-view-slice) is no window of the base's buffer.
+      // Symbolic extents are equal where the constraints say so; the run
+      // checks the window at bound sizes.
+      std::vector<Extent> window = localShape(f_, base), own = localShape(f_, f_.tensor(v.view));
+      window.erase(window.begin() + static_cast<std::ptrdiff_t>(std::min(axis, window.size() - 1)));
+      bool differs = window.size() != own.size();
+      for (size_t k = 0; !differs && k < own.size(); ++k)
+        differs = window[k].isConstant() && own[k].isConstant() && window[k].str() != own[k].str();
+      if (differs)
+        throw PlanError(tensorName(v.view) + " is no window of " + tensorName(v.base) +
+                            "'s buffer (it is sharded unlike its part of " + tensorName(v.base) +
+                            "); no plan can slice it",
+                        f_.exprs[e].loc);
+      b->kind = BufferKind::Slice;
+      b->base = tensorName(v.base);
+      b->axis = axis;
+      b->loopVar = ls.loop.var;
+    }
+  }
+}
+
+PlanVerdict Builder::loopVerdict(size_t edgeIndex, const HostLoop &loop) const {
+  // The checker proves a looped Communication's loop claims together with
+  // the compiler's choice: a failed claim refutes (or leaves unknown) that
+  // choice with rule `host-loop` (checker/Checker.cpp, applyLoopOutcome);
+  // where the choice was not confirmed for another reason, the claims were
+  // not established.
+  const EdgeVerdict &v = verdicts_[edgeIndex];
+  PlanVerdict pv = verdictAbout(edgeIndex);
+  pv.claim = "the loop `" + loop.header + "` reads in range and covers the output";
+  const auto &c = v.compiler;
+  bool loopFailed =
+      c && ((c->counterexample && c->counterexample->rule == "host-loop") ||
+            (c->result == CompilerResult::Unknown && c->reason.rfind("its loop `", 0) == 0));
+  if (c && (c->result == CompilerResult::Confirmed || c->result == CompilerResult::Unnecessary)) {
+    pv.status = PlanStatus::Proved;
+  } else if (loopFailed) {
+    pv.status = planStatus(c->result);
+    pv.detail = c->counterexample ? c->counterexample->message : c->reason;
+  } else {
+    pv.status = PlanStatus::Unknown;
+    pv.detail = "the loop claims were not established: the compiler's Communication is not "
+                "confirmed";
+  }
+  return pv;
+}
+
+void Builder::planLoop(const std::vector<size_t> &group) {
+  size_t loopIndex = plan_.steps.size();
+  const LoopedStatement *model = &looped_.at(group.front());
+  PlanStep loop;
+  loop.kind = StepKind::Loop;
+  loop.loopVar = model->loop.var;
+  loop.lo = model->loop.lo;
+  loop.hi = model->loop.hi;
+  addStep(loop);
+  // A read view is the slice buffer itself, with no step: the loop step
+  // rests on its verdict.
+  for (size_t e : group) {
+    if (!looped_.count(e))
+      continue; // A read view.
+    planExpr(e);
+    for (const SliceView &read : looped_.at(e).reads)
+      for (size_t i = 0; i < g_.edges().size(); ++i)
+        if (g_.edges()[i].consumer == read.view && g_.edges()[i].producer == read.base)
+          plan_.steps[loopIndex].restsOn.push_back(checkerVerdict(i));
+  }
+  for (size_t e : group)
+    if (f_.exprs[e].kind == OpKind::Communication)
+      for (size_t i = 0; i < g_.edges().size(); ++i)
+        if (g_.edges()[i].expr == e)
+          plan_.steps[loopIndex].restsOn.push_back(loopVerdict(i, model->loop));
+  PlanStep &step = plan_.steps[loopIndex];
+  step.body = plan_.steps.size() - loopIndex - 1;
+  std::set<int64_t> devices;
+  for (size_t j = loopIndex + 1; j < plan_.steps.size(); ++j)
+    devices.insert(plan_.steps[j].devices.begin(), plan_.steps[j].devices.end());
+  step.devices.assign(devices.begin(), devices.end());
+  if (step.restsOn.empty()) // The loop itself rests on its statements' verdicts.
+    for (size_t j = loopIndex + 1; j < plan_.steps.size(); ++j)
+      step.restsOn.insert(step.restsOn.end(), plan_.steps[j].restsOn.begin(),
+                          plan_.steps[j].restsOn.end());
+}
+
 Plan Builder::build() {
   plan_.version = kPlanVersion;
   plan_.checkerVersion = kShardcheckVersion;
@@ -658,10 +819,41 @@ Plan Builder::build() {
       throw PlanError(tensorName(t) + " is an output that no expression read defines: nothing "
                                       "computes it",
                       f_.tensor(t).loc);
+  loopWritten_ = loopWrittenBases(f_);
+  for (size_t e = 0; e < f_.exprs.size(); ++e)
+    if (isInHostLoop(f_.exprs[e])) {
+      auto model = loopedStatement(f_, f_.exprs[e]);
+      if (auto *why = std::get_if<std::string>(&model))
+        throw PlanError("no plan can run this statement of the loop `" +
+                            f_.exprs[e].attr(kHostLoopAttr) + "`: " + *why,
+                        f_.exprs[e].loc);
+      looped_.emplace(e, std::get<LoopedStatement>(model));
+    }
   addTensors();
+  addSlices();
   addConstraints();
-  for (size_t expr : exprOrder())
-    planExpr(expr);
+  std::vector<size_t> order = exprOrder();
+  std::set<TensorNum> readViews;
+  for (const auto &[e, ls] : looped_)
+    for (const SliceView &read : ls.reads)
+      readViews.insert(read.view);
+  for (size_t i = 0; i < order.size();) {
+    const Expr &e = f_.exprs[order[i]];
+    if (isSliceView(e) && readViews.count(e.outputs[0])) {
+      ++i; // Its buffer is a slice of its base (addSlices).
+      continue;
+    }
+    if (!isInHostLoop(e)) {
+      planExpr(order[i++]);
+      continue;
+    }
+    std::vector<size_t> group{order[i++]};
+    while (i < order.size() &&
+           (sameHostLoop(f_.exprs[order[i]], f_.exprs[group[0]]) ||
+            (isSliceView(f_.exprs[order[i]]) && readViews.count(f_.exprs[order[i]].outputs[0]))))
+      group.push_back(order[i++]);
+    planLoop(group);
+  }
   return std::move(plan_);
 }
 

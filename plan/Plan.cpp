@@ -28,6 +28,14 @@ const char *computeModeName(ComputeMode m) {
   return nameIn(kComputeModes, m);
 }
 
+int planFormatVersion(const Plan &plan) {
+  bool loops = std::any_of(plan.steps.begin(), plan.steps.end(),
+                           [](const PlanStep &s) { return s.kind == StepKind::Loop; }) ||
+               std::any_of(plan.buffers.begin(), plan.buffers.end(),
+                           [](const PlanBuffer &b) { return b.kind == BufferKind::Slice; });
+  return loops ? kPlanLoopVersion : 1;
+}
+
 bool PlanStep::verified() const {
   // A step that rests on no verdict (an expression without tensor operands)
   // was never checked: not verified, however vacuously all-proved.
@@ -70,6 +78,10 @@ std::vector<std::string> planSymbols(const Plan &plan) {
   }
   for (const Transform &t : plan.fusion.transforms)
     t.factor.collectSymbols(symbols);
+  for (const PlanStep &s : plan.steps) {
+    s.lo.collectSymbols(symbols);
+    s.hi.collectSymbols(symbols);
+  }
   for (const PlanConstraint &c : plan.constraints) {
     c.lhs.collectSymbols(symbols);
     c.rhs.collectSymbols(symbols);

@@ -38,7 +38,12 @@
 namespace shardcheck {
 
 constexpr const char *kPlanFormat = "shardcheck-plan";
-constexpr int kPlanVersion = 1;
+/// The newest version this shardcheck reads and writes. A plan is written
+/// with the lowest version that expresses it (planFormatVersion): version 2
+/// added loop steps and slice buffers, so a plan without them is still
+/// version 1, byte for byte as before.
+constexpr int kPlanVersion = 2;
+constexpr int kPlanLoopVersion = 2;
 
 /// SC_PLAN_VOCABULARY(Enum, kTable, LIST): the enum `Enum` of an X(name,
 /// spelling) list and `kTable`, its Spelling<Enum> rows in the list's order.
@@ -83,6 +88,7 @@ struct PlanTeam {
 //   Packed    AllToAll+permute send buffer, packed by destination
 //   Unpacked  AllToAll+permute receive buffer, by source
 //   Partial   reduction partials laid out for a reduction collective
+//   Slice     a loop's window of a tensor buffer (version 2)
 // X(name, spelling)
 #define SHARDCHECK_BUFFER_KINDS(X)                                                                 \
   X(Tensor, "tensor")                                                                              \
@@ -90,7 +96,8 @@ struct PlanTeam {
   X(Gathered, "gathered")                                                                          \
   X(Packed, "packed")                                                                              \
   X(Unpacked, "unpacked")                                                                          \
-  X(Partial, "partial")
+  X(Partial, "partial")                                                                            \
+  X(Slice, "slice")
 SC_PLAN_VOCABULARY(BufferKind, kBufferKinds, SHARDCHECK_BUFFER_KINDS);
 const char *bufferKindName(BufferKind k);
 
@@ -118,12 +125,18 @@ struct PlanBuffer {
   std::vector<PlanTeam> teams;
   /// Partial: Allreduce, Reduce or ReduceScatter.
   std::optional<CollectiveType> collective;
+  /// Slice: the tensor buffer it is a window of, the axis of that buffer's
+  /// local shape it fixes, and the loop variable giving the index there.
+  std::string base;
+  std::optional<size_t> axis;
+  std::string loopVar;
   std::vector<PlanLocal> local;
 };
 
 // What a step does. X(name, spelling)
 #define SHARDCHECK_STEP_KINDS(X)                                                                   \
-  X(Compute, "compute") X(Collective, "collective") X(Alias, "alias") X(Copy, "copy")
+  X(Compute, "compute")                                                                            \
+  X(Collective, "collective") X(Alias, "alias") X(Copy, "copy") X(Loop, "loop")
 SC_PLAN_VOCABULARY(StepKind, kStepKinds, SHARDCHECK_STEP_KINDS);
 const char *stepKindName(StepKind k);
 
@@ -161,6 +174,12 @@ struct PlanStep {
   /// Copy: the edge whose consumer-side expectation the output follows,
   /// when the output is the consumer tensor's own buffer.
   std::optional<size_t> operand;
+  /// Loop (version 2): the steps after this one, `body` of them, run once
+  /// per value of `loopVar` from `lo` to `hi` - 1, with every slice buffer
+  /// of `loopVar` at that index.
+  std::string loopVar;
+  Extent lo, hi;
+  size_t body = 0;
   std::vector<PlanVerdict> restsOn;
 
   /// A step is verified when it rests on at least one verdict and every
@@ -206,7 +225,11 @@ struct Plan {
   bool verified() const;
 };
 
-/// The plan as JSON text (docs/plan-format.md).
+/// The lowest format version that expresses `plan`: kPlanLoopVersion when it
+/// has a loop step or a slice buffer, else 1.
+int planFormatVersion(const Plan &plan);
+
+/// The plan as JSON text (docs/plan-format.md), with planFormatVersion.
 std::string planToJsonText(const Plan &plan);
 
 /// Reads and validates a plan. `file` names it in locations. Malformed

@@ -149,6 +149,13 @@ private:
     fail(at.path, quotedToken(s) + " is not one of " + choices);
   }
 
+  /// `what` exists from kPlanLoopVersion on.
+  void requireVersion(const At &at, const Plan &plan, const std::string &what) const {
+    if (plan.version < kPlanLoopVersion)
+      fail(at.path, what + " needs plan version " + std::to_string(kPlanLoopVersion) +
+                        "; this plan says version " + std::to_string(plan.version));
+  }
+
   // --- Sections. ---
   void header(const At &root, Plan &plan) const;
   PlanConstraint constraint(const At &at) const;
@@ -171,10 +178,11 @@ void PlanReader::header(const At &root, Plan &plan) const {
     fail(format == root.value.end() ? "" : "/format",
          std::string("not a shardcheck plan: expected \"format\": \"") + kPlanFormat + "\"");
   At version = field(root, "version");
-  if (jsonir::jsonInt64(version.value) != kPlanVersion)
+  auto v = jsonir::jsonInt64(version.value);
+  if (!v || *v < 1 || *v > kPlanVersion)
     fail(version.path, "unsupported plan version " + shownToken(version.value.dump()) +
-                           "; this shardcheck reads version " + std::to_string(kPlanVersion));
-  plan.version = kPlanVersion;
+                           "; this shardcheck reads versions 1 to " + std::to_string(kPlanVersion));
+  plan.version = static_cast<int>(*v);
   plan.checkerVersion = string(field(root, "checker_version"));
   At input = field(root, "input");
   expectObject(input, {"file", "sha256", "fusion"});
@@ -244,12 +252,14 @@ std::vector<PlanTeam> PlanReader::teams(const At &at) const {
 
 PlanBuffer PlanReader::buffer(const At &at, const Plan &plan) const {
   expectObject(at, {"name", "kind", "tensor", "dtype", "consumer", "expr", "operand", "teams",
-                    "collective", "local"});
+                    "collective", "base", "axis", "loop", "local"});
   PlanBuffer b;
   b.name = string(field(at, "name"));
   if (b.name.empty())
     fail(at.path + "/name", "a buffer needs a name");
   b.kind = enumValue(field(at, "kind"), kBufferKinds);
+  if (b.kind == BufferKind::Slice)
+    requireVersion(at, plan, "a slice buffer");
   b.tensor = tensorRef(field(at, "tensor"), plan.fusion);
   At dtype = field(at, "dtype");
   std::string dt = string(dtype);
@@ -269,6 +279,12 @@ PlanBuffer PlanReader::buffer(const At &at, const Plan &plan) const {
     b.teams = teams(*t);
   if (auto c = optionalField(at, "collective"))
     b.collective = parsePlanCollective(string(*c));
+  if (auto base = optionalField(at, "base"))
+    b.base = string(*base);
+  if (auto axis = optionalField(at, "axis"))
+    b.axis = static_cast<size_t>(nonNegative(*axis));
+  if (auto loop = optionalField(at, "loop"))
+    b.loopVar = string(*loop);
   for (const At &l : elements(field(at, "local"))) {
     expectObject(l, {"device", "shape", "held"});
     b.local.push_back(PlanLocal{nonNegative(field(l, "device")), extents(field(l, "shape"))});
@@ -296,10 +312,18 @@ PlanVerdict PlanReader::verdict(const At &at) const {
 }
 
 PlanStep PlanReader::step(const At &at, const Plan &plan) const {
-  expectObject(at, {"index", "kind", "devices", "expr", "mode", "inputs", "output", "collective",
-                    "teams", "reduce_op", "counts", "operand", "rests_on"});
+  expectObject(at,
+               {"index", "kind", "devices", "expr", "mode", "inputs", "output", "collective",
+                "teams", "reduce_op", "counts", "operand", "var", "lo", "hi", "body", "rests_on"});
   PlanStep s;
   s.kind = enumValue(field(at, "kind"), kStepKinds);
+  if (s.kind == StepKind::Loop) {
+    requireVersion(at, plan, "a loop step");
+    s.loopVar = string(field(at, "var"));
+    s.lo = extent(field(at, "lo"));
+    s.hi = extent(field(at, "hi"));
+    s.body = static_cast<size_t>(nonNegative(field(at, "body")));
+  }
   s.devices = devices(field(at, "devices"));
   if (auto e = optionalField(at, "expr"))
     s.expr = static_cast<size_t>(nonNegative(*e));

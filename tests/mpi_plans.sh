@@ -118,6 +118,36 @@ if [ "$status" -ne 1 ] || ! grep -q "all buffers must have the same number of el
 fi
 echo "ok   refuted Allgather fails under MPI: $(grep '^result:' "$dir/out")"
 
+# Host loops under MPI (docs/plan-format.md, "Loops"): the Allgather per
+# stream iteration feeding a matmul, at several trip counts i0, must match;
+# its wrong-bound variant, run anyway, must miss the last slice.
+"$bin/check-sharding" --quiet --emit-plan "$dir/loop.json" \
+  "$source/corpus/pipeline_stream_allgather_matmul_hostir.txt" > /dev/null 2>&1
+grep -q '"kind": "loop"' "$dir/loop.json" || { echo "FAIL: the pipeline's plan has no loop step"; exit 1; }
+for trips in 1 3 6; do
+  status=0
+  mpirun_np 2 "$bin/run-plan" --backend mpi --bind i0=$trips --bind i3=4 --bind i6=3 "$dir/loop.json" \
+    > "$dir/out" 2>&1 || status=$?
+  if [ "$status" -ne 0 ] || ! grep -q "^result: match" "$dir/out"; then
+    echo "FAIL: the looped pipeline under MPI, i0=$trips: exit status $status"; cat "$dir/out"; exit 1
+  fi
+done
+echo "ok   looped Allgather + matmul pipeline under MPI at i0 = 1, 3, 6"
+"$bin/check-sharding" --quiet --plan-lowerings compiler --emit-plan "$dir/loopwrong.json" \
+  "$source/corpus/pipeline_stream_allgather_wrong_bound_hostir.txt" > /dev/null 2>&1
+status=0
+mpirun_np 2 "$bin/run-plan" --backend mpi --bind i3=4 --bind i6=3 "$dir/loopwrong.json" > "$dir/out" 2>&1 || status=$?
+if [ "$status" -ne 3 ] || ! grep -q "iteration i18 = 2 is missing" "$dir/out"; then
+  echo "FAIL: the wrong loop bound was not refused under MPI: exit status $status"; cat "$dir/out"; exit 1
+fi
+status=0
+mpirun_np 2 "$bin/run-plan" --backend mpi --allow-unverified --bind i3=4 --bind i6=3 "$dir/loopwrong.json" \
+  > "$dir/out" 2>&1 || status=$?
+if [ "$status" -ne 1 ] || ! grep -q "T3\[2, 0, 0\], expected nan" "$dir/out"; then
+  echo "FAIL: the wrong loop bound run anyway under MPI: exit status $status"; cat "$dir/out"; exit 1
+fi
+echo "ok   wrong loop bound refused, and run anyway leaves T3[2] unwritten under MPI"
+
 # A plan of 2 devices on 3 processes is a usage error on every process.
 "$bin/check-sharding" --quiet --emit-plan "$dir/two.json" \
   "$source/corpus/rule_allgather_1d_logical.txt" > /dev/null 2>&1

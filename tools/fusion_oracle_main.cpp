@@ -2,7 +2,12 @@
 //
 //   fusion-oracle [--seed S] [--count N] [--resume FILE] [--progress]
 //                 [--no-minimize] [--report-dir DIR] [--timeout-ms N] [--dtensor]
+//                 [--loops]
 //   fusion-oracle --summarize STATE...
+//
+// --loops draws looped host programs instead (checker/bruteforce/RandomLoops.h:
+// an Allgather per stream iteration, right loops and wrong ones), planned
+// with their loops; they are not minimized.
 //
 // Runs fusions with seeds S .. S+N-1 (default 1 and 1000): each is generated,
 // checked, planned and run exactly on simulated devices (Oracle.h says what
@@ -28,6 +33,8 @@
 // that does not belong to this run; 130 interrupted (state saved).
 //
 // This main parses arguments and keeps state; it decides nothing itself.
+#include "checker/bruteforce/RandomLoops.h"
+#include "ir/reader/DumpReader.h"
 #include "tests/oracle/Oracle.h"
 #include "tests/oracle/OracleTally.h"
 
@@ -62,6 +69,7 @@ struct Args {
   bool progress = false;
   bool minimize = true;
   bool dtensor = false;
+  bool loops = false; ///< Random looped host programs (--loops).
   unsigned timeoutMs = 20000;
   std::vector<std::string> summarize; ///< State files to merge and print.
 };
@@ -71,6 +79,7 @@ struct Args {
       << "fusion-oracle: " << why
       << "\nusage: fusion-oracle [--seed S] [--count N] [--resume FILE] [--progress]\n"
          "                     [--no-minimize] [--report-dir DIR] [--timeout-ms N] [--dtensor]\n"
+         "                     [--loops]\n"
          "       fusion-oracle --summarize STATE...\n";
   std::exit(2);
 }
@@ -111,6 +120,8 @@ Args parseArgs(int argc, char **argv) {
       a.minimize = false;
     else if (f == "--dtensor")
       a.dtensor = true;
+    else if (f == "--loops")
+      a.loops = true;
     else if (f == "--summarize")
       for (++i; i < argc; ++i)
         a.summarize.push_back(argv[i]);
@@ -223,7 +234,7 @@ std::string fileNameOf(std::string kind) {
 /// Minimizes the first fusion of a new violation class and prints its report.
 void reportNewClass(Oracle &oracle, const Args &a, const OracleResult &r, const Violation &v) {
   OracleResult shown = r;
-  bool minimize = a.minimize && !a.dtensor;
+  bool minimize = a.minimize && !a.dtensor && !a.loops;
   if (minimize)
     shown = oracle.run(oracle.minimize(r.spec, v.kind));
   std::string text = "=== violation class " + v.kind + " (first at seed " +
@@ -277,9 +288,13 @@ int main(int argc, char **argv) {
     std::vector<OracleResult> results;
     if (a.dtensor)
       results = oracle.runDTensor(seed);
+    else if (a.loops)
+      results.push_back(oracle.run(
+          readDocument(bruteforce::randomLoop(seed).text, "loop-oracle.txt").fusions.at(0)));
     else
       results.push_back(oracle.run(randomFusion(seed)));
-    for (const OracleResult &r : results) {
+    for (OracleResult &r : results) {
+      r.spec.seed = seed; // Names a looped program's seed in reports too.
       for (const Violation &v : r.violations)
         if (!s.tally.violations().count(v.kind))
           reportNewClass(oracle, a, r, v);

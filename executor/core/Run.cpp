@@ -65,7 +65,11 @@ private:
   void allocate();
   void distributeInputs();
   void runCheckedSteps();
-  void runStep(size_t index, const PlanStep &step, StepReport &report, bool synchronize);
+  void runStep(const ScheduledStep &at, const PlanStep &step, StepReport &report, bool synchronize);
+  void beginIteration(size_t index, const PlanStep &loop, int64_t iteration);
+  /// The window of slice `b` in its base on `device` at loop index
+  /// `iteration`; StepFailure plan-error when the slice is no such window.
+  SliceWindow window(const PlanBuffer &b, int64_t device, int64_t iteration);
   void runCompute(size_t index, const PlanStep &step);
   void runCopy(size_t index, const PlanStep &step);
   void runAlias(const PlanStep &step);
@@ -92,6 +96,8 @@ private:
   void wrote(const PlanBuffer &b) {
     if (b.kind == BufferKind::Tensor)
       written_.insert(b.tensor);
+    if (b.kind == BufferKind::Slice) // Its base is what the run compares.
+      written_.insert(buffer(b.base).tensor);
   }
 
   const Plan &plan_;
@@ -105,6 +111,9 @@ private:
   std::unique_ptr<Placement> placement_;
   ReferenceResult reference_;
   std::set<TensorNum> written_;
+  std::vector<ScheduledStep> schedule_;
+  /// The loop variables' values in the iteration running now.
+  std::map<std::string, int64_t> iteration_;
   RunReport report_;
 };
 
@@ -206,10 +215,60 @@ std::map<int64_t, int64_t> PlanRun::runCollective(const PlanStep &step) {
   return moved;
 }
 
+SliceWindow PlanRun::window(const PlanBuffer &b, int64_t device, int64_t iteration) {
+  const PlanBuffer &base = buffer(b.base);
+  SliceWindow w;
+  w.inner = 1;
+  int64_t extent = 0;
+  for (const PlanLocal &l : base.local)
+    if (l.device == device)
+      for (size_t k = 0; k < l.shape.size(); ++k) {
+        int64_t e = *l.shape[k].evaluate(symbols_); // allocate() evaluated every extent.
+        if (k < *b.axis)
+          w.outer *= e;
+        else if (k == *b.axis)
+          extent = e;
+        else
+          w.inner *= e;
+      }
+  w.stride = extent * w.inner;
+  w.offset = iteration * w.inner;
+  if (w.outer * w.inner != placement_->slotCount(b, device) || iteration < 0 || iteration >= extent)
+    throw StepFailure{"plan-error", "the slice " + b.name + " at " + b.loopVar + " = " +
+                                        std::to_string(iteration) + " is no window of " + b.base +
+                                        " on device " + std::to_string(device)};
+  return w;
+}
+
+/// Starts iteration `iteration` of a loop: every slice of its variable
+/// takes its window of the base.
+void PlanRun::beginIteration(size_t index, const PlanStep &loop, int64_t iteration) {
+  iteration_[loop.loopVar] = iteration;
+  std::set<std::string> slices;
+  for (size_t j = index + 1; j <= index + loop.body; ++j) {
+    slices.insert(plan_.steps[j].inputs.begin(), plan_.steps[j].inputs.end());
+    slices.insert(plan_.steps[j].output);
+  }
+  for (const std::string &name : slices) {
+    const PlanBuffer *b = plan_.buffer(name);
+    if (!b || b->kind != BufferKind::Slice)
+      continue;
+    for (const PlanLocal &l : b->local)
+      if (device_.holds(b->name, l.device))
+        device_.readWindow(b->base, b->name, l.device, window(*b, l.device, iteration));
+  }
+}
+
 /// Runs one step. Without `synchronize`, a device may return once the
-/// step's work is queued (collectives always finish).
-void PlanRun::runStep(size_t index, const PlanStep &step, StepReport &report, bool synchronize) {
+/// step's work is queued (collectives always finish). A step writing a
+/// slice stores it back into its base's window.
+void PlanRun::runStep(const ScheduledStep &at, const PlanStep &step, StepReport &report,
+                      bool synchronize) {
+  size_t index = at.index;
   switch (step.kind) {
+  case StepKind::Loop:
+    beginIteration(index, step, *at.iteration);
+    break;
   case StepKind::Compute:
     runCompute(index, step);
     break;
@@ -220,12 +279,17 @@ void PlanRun::runStep(size_t index, const PlanStep &step, StepReport &report, bo
     runAlias(step);
     break;
   case StepKind::Collective:
-    report.bytesReceived = runCollective(step);
-    report.bytesMoved = 0;
-    for (const auto &[device, bytes] : report.bytesReceived)
+    for (const auto &[device, bytes] : runCollective(step)) {
+      report.bytesReceived[device] += bytes; // a step in a loop sums its iterations
       report.bytesMoved += bytes;
+    }
     break;
   }
+  if (const PlanBuffer *out = plan_.buffer(step.output); out && out->kind == BufferKind::Slice)
+    for (const PlanLocal &l : out->local)
+      if (device_.holds(out->name, l.device))
+        device_.writeWindow(out->name, out->base, l.device,
+                            window(*out, l.device, iteration_.at(out->loopVar)));
   if (synchronize)
     device_.synchronize();
 }
@@ -237,17 +301,19 @@ void PlanRun::recordElements(const PlanStep &step, StepReport &report) {
     for (const PlanLocal &l : buffer(name).local)
       counts[l.device] = placement_->slotCount(buffer(name), l.device);
   };
+  if (step.kind == StepKind::Loop) // it only starts an iteration
+    return;
   if (step.kind != StepKind::Compute)
     record(step.inputs[0], report.inputElements);
   record(step.output, report.outputElements);
 }
 
 void PlanRun::runCheckedSteps() {
-  runStepsInOrder(plan_, coordinator_, report_,
-                  [this](size_t i, const PlanStep &step, StepReport &r) {
+  runStepsInOrder(plan_, schedule_, coordinator_, report_,
+                  [this](const ScheduledStep &at, const PlanStep &step, StepReport &r) {
                     try {
                       recordElements(step, r);
-                      runStep(i, step, r, true);
+                      runStep(at, step, r, true);
                     } catch (const DeviceError &e) {
                       throw StepFailure{device_.failureKind(), e.what()};
                     }
@@ -273,10 +339,10 @@ void PlanRun::validate() {
 void PlanRun::timeRepeats() {
   try {
     timeRepeatedRuns(
-        plan_, coordinator_, options_, report_,
-        [this](size_t i, const PlanStep &step, bool synchronize) {
+        plan_, schedule_, coordinator_, options_, report_,
+        [this](const ScheduledStep &at, const PlanStep &step, bool synchronize) {
           StepReport unused;
-          runStep(i, step, unused, synchronize);
+          runStep(at, step, unused, synchronize);
         },
         [this] { device_.synchronize(); });
   } catch (const DeviceError &e) {
@@ -293,6 +359,7 @@ RunReport PlanRun::run() {
   refuseUnverifiedSteps(plan_, options_.allowUnverified);
   symbols_ = checkedBindings(plan_, options_.symbols);
   report_.symbols = symbols_;
+  schedule_ = stepSchedule(plan_, symbols_);
   for (int64_t d : coordinator_.localDevices(plan_.devices))
     local_.insert(d);
   placement_ = std::make_unique<Placement>(plan_, graph_, symbols_);

@@ -6,6 +6,8 @@
 // log). minimize() is a greedy loop over candidate edits of the spec.
 #include "tests/oracle/Oracle.h"
 
+#include "ir/HostLoops.h"
+
 #include "checker/PlanBuilder.h"
 #include "executor/core/RunSupport.h"
 #include "executor/sim/SimBackend.h"
@@ -277,8 +279,21 @@ void Oracle::judge(OracleResult &r) {
   runCompilerPlan(r, *graph);
 }
 
+/// Whether a looped Communication's loop claims are not proved: the checker
+/// proves them with its compiler choice (confirmed only when they hold), so
+/// a choice not confirmed leaves them unproved, whatever its one iteration's
+/// edge proved (checker/PlanBuilder.cpp rests the loop step on the same).
+bool loopClaimsUnproved(const Fusion &f, const EdgeVerdict &v) {
+  const Expr &e = f.exprs[v.expr];
+  return isInHostLoop(e) && e.kind == OpKind::Communication &&
+         (!v.compiler || (v.compiler->result != CompilerResult::Confirmed &&
+                          v.compiler->result != CompilerResult::Unnecessary));
+}
+
 void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
-  if (!std::all_of(r.verdicts.begin(), r.verdicts.end(), edgeProved)) {
+  if (!std::all_of(r.verdicts.begin(), r.verdicts.end(), edgeProved) ||
+      std::any_of(r.verdicts.begin(), r.verdicts.end(),
+                  [&](const EdgeVerdict &v) { return loopClaimsUnproved(r.fusion, v); })) {
     r.checkerOutcome = "not-proved";
     return;
   }
@@ -289,6 +304,10 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
   } catch (const std::exception &e) {
     r.checkerOutcome = "violation";
     r.violations.push_back({"proved-no-plan:" + slug(e.what()), e.what()});
+    return;
+  }
+  if (!plan.verified()) { // A host loop's claims (docs/plan-format.md, "Loops") not proved.
+    r.checkerOutcome = "not-proved";
     return;
   }
   std::optional<Bindings> b = bindingsFor(plan, specBindings(r.spec));
@@ -364,8 +383,10 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
   // execute (the root in the team, the buffer shapes of its post functions,
   // an initial value it drops, equal AllToAll chunks) need not fail here:
   // the plan runs flat buffers and may even apply what nvFuser would not.
+  // A refuted host loop (rule `host-loop`: a slice missed, read out of
+  // range, or not its base's) is no runtime rule: the run shows it.
   const auto &cex = refuted->compiler->counterexample;
-  if (cex && !cex->rule.empty()) {
+  if (cex && !cex->rule.empty() && cex->rule != "host-loop") {
     r.compilerOutcome = "refuted-by-runtime-rule";
     r.runLog.push_back("  not run: refuted by nvFuser's runtime rule `" + cex->rule + "`");
     return;
