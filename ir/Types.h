@@ -91,7 +91,7 @@ enum class DataType {
   Bool,
   Index,
   ComplexFloat,
-  ComplexDouble,
+  ComplexDouble, ///< The last (ir/json/JsonSpellings.cpp walks Float .. ComplexDouble).
 };
 
 /// nvFuser's spelling inside a tensor name (`float`, `__bfloat`, ...); empty

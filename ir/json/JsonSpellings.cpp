@@ -11,6 +11,7 @@
 
 #include <array>
 #include <utility>
+#include <vector>
 
 namespace shardcheck::jsonir {
 
@@ -55,30 +56,20 @@ constexpr std::array<Spelling<MemoryType>, 5> kMemoryTypes{{
     {MemoryType::Symmetric, "Symmetric"},
 }};
 
-// nvFuser's spellings, as dataTypeName prints them; Unknown is absent on
-// purpose (the JSON field is omitted for it).
-constexpr std::array<Spelling<DataType>, 20> kDataTypes{{
-    {DataType::Float, "float"},
-    {DataType::Double, "double"},
-    {DataType::Half, "__half"},
-    {DataType::BFloat16, "__bfloat"},
-    {DataType::Float8_e4m3, "__e4m3"},
-    {DataType::Float8_e5m2, "__e5m2"},
-    {DataType::Float8_e8m0, "__e8m0"},
-    {DataType::Float4_e2m1, "__e2m1"},
-    {DataType::Int32, "int"},
-    {DataType::Int64, "int64_t"},
-    {DataType::Int8, "int8_t"},
-    {DataType::UInt8, "uint8_t"},
-    {DataType::Int16, "int16_t"},
-    {DataType::UInt16, "uint16_t"},
-    {DataType::UInt32, "uint32_t"},
-    {DataType::UInt64, "uint64_t"},
-    {DataType::Bool, "bool"},
-    {DataType::Index, "nvfuser_index_t"},
-    {DataType::ComplexFloat, "std::complex<float>"},
-    {DataType::ComplexDouble, "std::complex<double>"},
-}};
+/// nvFuser's spellings of the data types, as ir/Types.h prints them (not
+/// its older ones: JSON IR reads the printed spelling only). Unknown is
+/// absent on purpose (the JSON field is omitted for it).
+const std::vector<Spelling<DataType>> &dataTypeSpellings() {
+  static const std::vector<Spelling<DataType>> table = [] {
+    std::vector<Spelling<DataType>> t;
+    // Float .. ComplexDouble: every DataType but Unknown, in enum order.
+    for (int i = static_cast<int>(DataType::Float); i <= static_cast<int>(DataType::ComplexDouble);
+         ++i)
+      t.push_back({static_cast<DataType>(i), dataTypeName(static_cast<DataType>(i))});
+    return t;
+  }();
+  return table;
+}
 
 constexpr std::array<Spelling<Transform::Kind>, 5> kTransformKinds{{
     {Transform::Kind::Split, "Split"},
@@ -162,13 +153,13 @@ std::string memoryTypeJsonChoices() {
 }
 
 const char *dataTypeJsonName(DataType d) {
-  return nameIn(kDataTypes, d);
+  return nameIn(dataTypeSpellings(), d);
 }
 std::optional<DataType> parseDataTypeJson(std::string_view s) {
-  return parseIn(kDataTypes, s);
+  return parseIn(dataTypeSpellings(), s);
 }
 std::string dataTypeJsonChoices() {
-  return choicesIn(kDataTypes);
+  return choicesIn(dataTypeSpellings());
 }
 
 const char *transformKindJsonName(Transform::Kind k) {
