@@ -1,7 +1,6 @@
 // Edge verdicts for a fusion; see Checker.h.
 #include "checker/Checker.h"
 
-#include "checker/Decomposition.h"
 #include "checker/EdgeChecker.h"
 #include "checker/ExprChecker.h"
 #include "checker/LoopChecker.h"
@@ -207,7 +206,14 @@ std::string canonicalEdgeKey(const Fusion &fusion, const FusionEdge &edge) {
   return edgeKey(kb, fusion, edge);
 }
 
+bool hasProvedPlan(const EdgeVerdict &v) {
+  return !v.steps.empty() && std::all_of(v.steps.begin(), v.steps.end(),
+                                         [](const auto &s) { return s.status == Status::Proved; });
+}
+
 EdgeResult edgeResult(const EdgeVerdict &v) {
+  if (hasProvedPlan(v))
+    return EdgeResult::Proved;
   if (v.lowering.kind == CommKind::Unsupported)
     return v.status == Status::Unknown ? EdgeResult::Unmodelled : EdgeResult::Unsupported;
   switch (v.status) {
@@ -357,11 +363,7 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
       v.reason = s.lowering.kind == CommKind::None
                      ? "communication is needed but nvFuser's rules propose none"
                      : s.reason;
-      v.steps =
-          decomposeEdge(fusion, edge, universe, so, &queryCache_, &stats_.solver, &solverBackend_);
-      if (v.steps.empty())
-        for (const auto &l : s.steps)
-          v.steps.push_back(DecompositionStep{l, Status::Unknown, "", "not proved"});
+      v.steps = planMultiStep(fusion, edge, universe);
       break;
     }
     Outcome o = proveWithPermuteFallback(ec, s.lowering);
@@ -376,10 +378,12 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
       v.status = Status::Refuted;
       v.counterexample = o.counterexample;
       v.reason = "the candidate " + s.lowering.str() + " is refuted";
+      v.steps = planMultiStep(fusion, edge, universe);
     } else if (o.kind == Outcome::Kind::Unsupported) {
       v.lowering = noLowering(CommKind::Unsupported);
       v.status = Status::Unknown;
       v.reason = "the candidate " + s.lowering.str() + " cannot be checked: " + o.reason;
+      v.steps = planMultiStep(fusion, edge, universe);
     } else {
       v.lowering = s.lowering;
       v.status = Status::Unknown;
@@ -418,6 +422,10 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
     v.compiler = std::move(cv);
   }
   v.assumptions = ec.assumptions();
+  for (const auto &step : v.steps)
+    for (const auto &a : step.assumptions)
+      if (std::find(v.assumptions.begin(), v.assumptions.end(), a) == v.assumptions.end())
+        v.assumptions.push_back(a);
   return v;
 }
 
@@ -479,6 +487,38 @@ std::vector<EdgeVerdict> Checker::checkFusion(const Fusion &fusion, const Fusion
   checkReducedOperands(fusion, graph, universe, verdicts);
   checkHostLoops(fusion, graph, universe, verdicts);
   return verdicts;
+}
+
+std::vector<PlannedStep> Checker::planMultiStep(const Fusion &fusion, const FusionEdge &edge,
+                                                const std::vector<int64_t> &universe) {
+  return planEdge(fusion, edge, [&](const Fusion &f, const FusionEdge &e, const Lowering &l) {
+    return proveStep(f, e, l, universe);
+  });
+}
+
+StepProof Checker::proveStep(const Fusion &fusion, const FusionEdge &edge, const Lowering &lowering,
+                             const std::vector<int64_t> &universe) {
+  std::string key;
+  for (int64_t d : universe)
+    key += std::to_string(d) + ",";
+  key += "\n" + canonicalEdgeKey(fusion, edge) + "\n" + lowering.str();
+  auto it = stepProofs_.find(key);
+  if (it != stepProofs_.end())
+    return it->second;
+  smt::Context ctx(solverOptions(), &queryCache_, &stats_.solver, &solverBackend_);
+  EdgeChecker ec(fusion, edge, ctx, universe);
+  StepProof r;
+  r.lowering = lowering;
+  Outcome o =
+      lowering.kind == CommKind::None ? ec.checkLocal() : proveWithPermuteFallback(ec, r.lowering);
+  r.kind = o.kind;
+  r.reason = o.reason;
+  if (o.kind == Outcome::Kind::Proved)
+    r.assumptions = ec.assumptions();
+  // An unknown (a timeout, the deadline) is not remembered: it may be decided later.
+  if (o.kind != Outcome::Kind::Unknown)
+    stepProofs_[key] = r;
+  return r;
 }
 
 smt::SolverOptions Checker::solverOptions() const {

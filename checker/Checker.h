@@ -14,8 +14,8 @@
 // Unknown is never reported as proved, and no verdict rests on an unknown.
 #pragma once
 
-#include "checker/Decomposition.h"
 #include "checker/Lowering.h"
+#include "checker/Planner.h"
 #include "checker/smt/Smt.h"
 #include "ir/FusionGraph.h"
 
@@ -72,9 +72,9 @@ struct EdgeVerdict {
   /// refuted or unsupported edge: the failure.
   std::optional<Counterexample> counterexample;
   std::string reason; ///< For unknown / unsupported.
-  /// For an edge no single collective lowers: a two-step decomposition, each
-  /// step with its own verdict.
-  std::vector<DecompositionStep> steps;
+  /// For an edge no single collective lowers: the planner's multi-step plan
+  /// (checker/Planner.h), every step proved; empty when none was found.
+  std::vector<PlannedStep> steps;
   std::vector<std::string> assumptions; ///< Sizes the proof covers, e.g. `i0 % 2 == 0`.
   std::optional<CompilerVerdict> compiler;
   bool fromCache = false;
@@ -90,7 +90,10 @@ enum class EdgeResult {
   Unsupported, ///< Communication is needed and no single lowering is proved (an error).
   Unmodelled,  ///< The edge (or its candidate) is outside what the checker models (a warning).
 };
+/// An edge with a proved multi-step plan is Proved.
 EdgeResult edgeResult(const EdgeVerdict &v);
+/// Whether `v` has a multi-step plan whose every step is proved.
+bool hasProvedPlan(const EdgeVerdict &v);
 
 /// The verdict on the compiler's own choice for an edge.
 enum class CompilerResult {
@@ -140,6 +143,13 @@ private:
   void checkHostLoops(const Fusion &fusion, const FusionGraph &graph,
                       const std::vector<int64_t> &universe, std::vector<EdgeVerdict> &verdicts);
   smt::SolverOptions solverOptions() const;
+  /// The planner's steps for an edge no single collective serves.
+  std::vector<PlannedStep> planMultiStep(const Fusion &fusion, const FusionEdge &edge,
+                                         const std::vector<int64_t> &universe);
+  /// The planner's StepProver: one step's lowering by the same EdgeChecker
+  /// queries as any edge's, memoised by the step's canonical key.
+  StepProof proveStep(const Fusion &fusion, const FusionEdge &edge, const Lowering &lowering,
+                      const std::vector<int64_t> &universe);
 
   CheckOptions options_;
   smt::QueryCache queryCache_;
@@ -147,6 +157,7 @@ private:
   std::map<std::string, EdgeVerdict> edgeCache_;
   /// Expression keys (plus lowering) whose partials were proved.
   std::set<std::string> provedExpressions_;
+  std::map<std::string, StepProof> stepProofs_;
   CheckStats stats_;
 };
 

@@ -191,8 +191,8 @@ Builder::Chosen Builder::choose(size_t edgeIndex) const {
       c.verdict.detail = v.compiler->reason;
   } else {
     if (!v.steps.empty())
-      throw PlanError(c.verdict.edge + " needs a two-step decomposition (" + v.lowering.str() +
-                          "); plans do not express decompositions yet",
+      throw PlanError(c.verdict.edge + " has a multi-step plan (" + v.lowering.str() +
+                          "): plan the fusion checker/PlanChain.h rewrites it to",
                       loc);
     c.lowering = v.lowering;
     c.verdict.status = planStatus(v.status);

@@ -143,8 +143,11 @@ std::vector<Expectation> readExpectations(const std::string &path) {
 }
 
 /// `Allgather+permute` in an expectation matches communication Allgather with
-/// a local permute; `unsupported` an edge no single lowering serves.
+/// a local permute; `multi-step` an edge the planner serves with a proved
+/// sequence of steps; `unsupported` an edge nothing serves.
 bool communicationMatches(const EdgeVerdict &v, const std::string &want) {
+  if (hasProvedPlan(v))
+    return want == "multi-step";
   EdgeResult r = edgeResult(v);
   if (r == EdgeResult::Unsupported || r == EdgeResult::Unmodelled)
     return want == "unsupported";

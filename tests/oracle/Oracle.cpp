@@ -7,6 +7,7 @@
 #include "tests/oracle/Oracle.h"
 
 #include "checker/PlanBuilder.h"
+#include "checker/PlanChain.h"
 #include "executor/core/RunSupport.h"
 #include "executor/sim/SimBackend.h"
 #include "ir/Printer.h"
@@ -21,7 +22,8 @@ namespace shardcheck::oracle {
 namespace {
 
 bool edgeProved(const EdgeVerdict &v) {
-  return v.status == Status::Proved && v.lowering.kind != CommKind::Unsupported;
+  return (v.status == Status::Proved && v.lowering.kind != CommKind::Unsupported) ||
+         hasProvedPlan(v);
 }
 
 /// The widest input range, a power of two up to `widest`, whose values every
@@ -249,8 +251,13 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
   }
   Plan plan;
   try {
-    plan = buildPlan(r.fusion, graph, r.verdicts,
-                     planRequest(r.spec, PlanRequest::Lowerings::Checker));
+    // Multi-step plans run as their chains of proved steps (checker/PlanChain.h).
+    if (auto chained = chainPlannedEdges(r.fusion, graph, r.verdicts))
+      plan = buildPlan(chained->fusion, chained->graph, chained->verdicts,
+                       planRequest(r.spec, PlanRequest::Lowerings::Checker));
+    else
+      plan = buildPlan(r.fusion, graph, r.verdicts,
+                       planRequest(r.spec, PlanRequest::Lowerings::Checker));
   } catch (const std::exception &e) {
     r.checkerOutcome = "violation";
     r.violations.push_back({"proved-no-plan:" + slug(e.what()), e.what()});
@@ -271,7 +278,8 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
   }
   r.checkerOutcome = "matched";
   for (const EdgeVerdict &v : r.verdicts)
-    r.matchedLowerings.push_back(edgeName(v) + " " + kindName(v.lowering));
+    r.matchedLowerings.push_back(edgeName(v) + " " +
+                                 (hasProvedPlan(v) ? "multi-step" : kindName(v.lowering)));
 }
 
 void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
@@ -299,8 +307,12 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
   }
   Plan plan;
   try {
-    plan = buildPlan(r.fusion, graph, r.verdicts,
-                     planRequest(r.spec, PlanRequest::Lowerings::Compiler));
+    if (auto chained = chainPlannedEdges(r.fusion, graph, r.verdicts, /*compilerLowerings=*/true))
+      plan = buildPlan(chained->fusion, chained->graph, chained->verdicts,
+                       planRequest(r.spec, PlanRequest::Lowerings::Compiler));
+    else
+      plan = buildPlan(r.fusion, graph, r.verdicts,
+                       planRequest(r.spec, PlanRequest::Lowerings::Compiler));
   } catch (const std::exception &e) {
     r.compilerOutcome = "no-plan";
     r.runLog.push_back(std::string("compiler plan: none: ") + e.what());

@@ -61,6 +61,7 @@ nlohmann::json edgeJson(size_t fusion, const EdgeVerdict &v) {
     js["status"] = statusName(s.status);
     js["intermediate"] = s.intermediate;
     js["reason"] = s.reason;
+    js["bytes_per_device"] = s.networkBytes;
     steps.push_back(js);
   }
   j["steps"] = steps;
@@ -136,7 +137,8 @@ Diagnostic edgeDiagnostic(const EdgeVerdict &v, EdgeResult result) {
   case EdgeResult::Refuted:
     d.severity = Severity::Note;
     d.code = "edge";
-    d.message = head + v.lowering.str() + " " + statusName(v.status);
+    d.message = head + (hasProvedPlan(v) ? std::string("multi-step plan proved")
+                                         : v.lowering.str() + " " + statusName(v.status));
     break;
   }
   return d;
@@ -198,7 +200,7 @@ void addEdge(size_t fusion, const EdgeVerdict &v, FileOutput &file) {
                   v.counterexample->message,
               v.loc);
   for (const auto &step : v.steps)
-    d.addNote("two-step lowering: " + step.lowering.str() +
+    d.addNote("multi-step plan: " + step.lowering.str() +
                   (step.intermediate.empty() ? "" : " via " + step.intermediate) + " " +
                   statusName(step.status) + (step.reason.empty() ? "" : ": " + step.reason),
               v.loc);
