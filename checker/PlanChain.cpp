@@ -30,6 +30,29 @@ std::vector<Expr> chainExprs(Fusion &f, const FusionEdge &edge,
   return exprs;
 }
 
+std::vector<FusionEdge> appendChain(Fusion &f, const FusionEdge &edge,
+                                    const std::vector<ShardState> &intermediates) {
+  std::vector<Expr> exprs = chainExprs(f, edge, intermediates);
+  std::vector<FusionEdge> edges;
+  TensorNum in = edge.producer;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    size_t operand = i + 1 == exprs.size() ? edge.operandIndex : 0;
+    TensorNum out = exprs[i].outputs.front();
+    size_t at = f.addExpr(std::move(exprs[i]));
+    edges.push_back(
+        FusionEdge{at, operand, in, out, computeDomainMap(f, f.exprs[at], operand, out)});
+    in = out;
+  }
+  return edges;
+}
+
+std::vector<ShardState> intermediateStates(const std::vector<PlannedStep> &steps) {
+  std::vector<ShardState> states;
+  for (size_t s = 0; s + 1 < steps.size(); ++s)
+    states.push_back(steps[s].state);
+  return states;
+}
+
 namespace {
 
 /// The verdict of one planned step, as the plan builder reads verdicts.
@@ -67,10 +90,7 @@ std::optional<ChainedFusion> chainPlannedEdges(const Fusion &fusion, const Fusio
       continue;
     const FusionEdge &edge = graph.edges()[i];
     const auto &steps = verdicts[i].steps;
-    std::vector<ShardState> intermediates;
-    for (size_t s = 0; s + 1 < steps.size(); ++s)
-      intermediates.push_back(steps[s].state);
-    std::vector<Expr> exprs = chainExprs(f, edge, intermediates);
+    std::vector<Expr> exprs = chainExprs(f, edge, intermediateStates(steps));
     TensorNum in = edge.producer;
     for (size_t s = 0; s < exprs.size(); ++s) {
       stepOf[{in, exprs[s].outputs.front()}] = &steps[s];

@@ -28,6 +28,15 @@ namespace shardcheck {
 std::vector<Expr> chainExprs(Fusion &f, const FusionEdge &edge,
                              const std::vector<ShardState> &intermediates);
 
+/// Adds the chain to `f` after its other expressions (for checking the
+/// steps, not for plans: the edge's own expression stays too) and returns
+/// the chain's edges, in order.
+std::vector<FusionEdge> appendChain(Fusion &f, const FusionEdge &edge,
+                                    const std::vector<ShardState> &intermediates);
+
+/// The states of a plan's intermediate tensors (every step's but the last).
+std::vector<ShardState> intermediateStates(const std::vector<PlannedStep> &steps);
+
 /// The fusion with every edge that has a proved multi-step plan rewritten as
 /// its chain, and a verdict for every edge of its graph (in that graph's
 /// order): the planner's for the steps, the old ones for the rest. With

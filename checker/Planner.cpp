@@ -340,14 +340,10 @@ std::optional<size_t> provePath(const Problem &pb, const std::vector<Move> &path
   std::vector<ShardState> intermediates;
   for (size_t i = 0; i + 1 < path.size(); ++i)
     intermediates.push_back(path[i].to);
-  std::vector<Expr> exprs = chainExprs(f, pb.edge, intermediates);
+  std::vector<FusionEdge> edges = appendChain(f, pb.edge, intermediates);
   steps.clear();
-  for (size_t i = 0; i < exprs.size(); ++i) {
-    TensorNum in = *exprs[i].inputs[i + 1 == exprs.size() ? pb.edge.operandIndex : 0].tensor;
-    TensorNum out = exprs[i].outputs.front();
-    size_t operand = i + 1 == exprs.size() ? pb.edge.operandIndex : 0;
-    size_t at = f.addExpr(exprs[i]);
-    FusionEdge e{at, operand, in, out, computeDomainMap(f, f.exprs[at], operand, out)};
+  for (size_t i = 0; i < edges.size(); ++i) {
+    const FusionEdge &e = edges[i];
     if (e.map.unsupported)
       return i;
     StepProof proof = prove(f, e, path[i].lowering);
@@ -357,7 +353,7 @@ std::optional<size_t> provePath(const Problem &pb, const std::vector<Move> &path
     step.lowering = proof.lowering;
     step.status = Status::Proved;
     step.state = path[i].to;
-    step.intermediate = f.tensor(out).name() + " " + path[i].to.key();
+    step.intermediate = f.tensor(e.consumer).name() + " " + path[i].to.key();
     step.networkBytes = path[i].cost.networkBytes;
     step.assumptions = proof.assumptions;
     steps.push_back(std::move(step));

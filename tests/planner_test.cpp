@@ -47,14 +47,15 @@ std::string readFile(const std::filesystem::path &p) {
 }
 
 FusionReport corpusCase(const std::string &name) {
-  auto path = std::filesystem::path(SHARDCHECK_SOURCE_DIR) / "corpus" / "planner" / (name + ".json");
+  auto path =
+      std::filesystem::path(SHARDCHECK_SOURCE_DIR) / "corpus" / "planner" / (name + ".json");
   return checkTransition(readFile(path), path.string());
 }
 
 TEST(Planner, EveryCorpusCaseIsProvedPlannedAndRuns) {
   int cases = 0;
-  for (const auto &entry :
-       std::filesystem::directory_iterator(std::filesystem::path(SHARDCHECK_SOURCE_DIR) / "corpus/planner")) {
+  for (const auto &entry : std::filesystem::directory_iterator(
+           std::filesystem::path(SHARDCHECK_SOURCE_DIR) / "corpus/planner")) {
     FusionReport r = checkTransition(readFile(entry.path()), entry.path().string());
     ASSERT_EQ(r.verdicts.size(), 1u) << entry.path();
     const EdgeVerdict &v = r.verdicts[0];
