@@ -108,51 +108,28 @@ std::optional<ShardState> readShardState(const Fusion &f, const TensorView &tv,
 
 TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &state,
                          const DeviceMesh &mesh) {
-  IdNum nextId = f.ids.empty() ? 1 : f.ids.rbegin()->first + 1;
-  TensorNum nextTensor = f.tensors.empty() ? 0 : f.tensors.rbegin()->first + 1;
-  auto fresh = [&](IterType type, Extent extent, ParallelType p) {
-    IterDomain d;
-    d.number = nextId++;
-    d.iterType = type;
-    d.extent = std::move(extent);
-    d.parallel = p;
-    return f.addIterDomain(std::move(d)).number;
-  };
-  TensorView tv;
-  tv.number = nextTensor;
-  tv.dtype = like.dtype;
-  tv.mesh = mesh;
-  tv.hasTransformInfo = true;
+  FusionBuilder b(std::move(f));
+  FusionBuilder::TensorSpec spec;
+  spec.mesh = mesh;
+  spec.dtype = like.dtype;
   bool nested = false;
   for (size_t i = 0; i < like.logical.size(); ++i) {
-    const IterDomain &orig = f.id(like.logical[i]);
-    IterType type = orig.isBroadcast() ? IterType::Broadcast : IterType::Iteration;
-    IdNum cur = fresh(type, orig.extent, ParallelType::Serial);
-    tv.logical.push_back(cur);
+    const IterDomain &orig = b.fusion().id(like.logical[i]);
+    IdNum cur = orig.isBroadcast() ? b.broadcast() : b.iter(orig.extent);
+    spec.logical.push_back(cur);
     nested = nested || state.axes[i].size() > 1;
     for (ParallelType t : state.axes[i]) {
-      int64_t n = mesh.extentOf(t);
-      const Extent &e = f.id(cur).extent;
-      Transform split;
-      split.kind = Transform::Kind::Split;
-      split.inputs = {cur};
-      split.factor = Extent::constant(n);
-      split.innerSplit = false;
-      IdNum outer = fresh(type, Extent::constant(n), t);
-      IdNum inner = fresh(type, Extent::ceilDiv(e, Extent::constant(n)), ParallelType::Serial);
-      split.outputs = {outer, inner};
-      f.addTransform(std::move(split));
-      tv.loop.push_back(outer);
-      cur = inner;
+      auto split = b.split(cur, mesh.extentOf(t), /*innerSplit=*/false, t);
+      spec.loop.push_back(split.outer);
+      cur = split.inner;
     }
-    tv.loop.push_back(cur);
+    spec.loop.push_back(cur);
   }
   if (nested)
-    tv.allocation = tv.loop;
-  for (IdNum id : tv.allocationOrLogical())
-    tv.contiguity.push_back(f.id(id).isBroadcast() ? Contiguity::None : Contiguity::True);
-  f.addTensor(std::move(tv));
-  return nextTensor;
+    spec.allocation = spec.loop;
+  TensorNum t = b.tensor(std::move(spec));
+  f = b.take();
+  return t;
 }
 
 } // namespace shardcheck
