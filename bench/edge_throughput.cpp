@@ -49,8 +49,8 @@ int main(int argc, char **argv) {
     if (!graph)
       continue;
     for (const auto &v : checker.checkFusion(c.fusion, *graph)) {
-      ++mix[statusName(v.status)];
-      if (v.status == Status::Unknown)
+      ++mix[edgeResultStatusName(v.result)];
+      if (v.result == EdgeResult::Unknown || v.result == EdgeResult::Unmodelled)
         ++unknownReasons[v.reason.substr(0, 60)];
     }
   }

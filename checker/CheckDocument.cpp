@@ -4,6 +4,7 @@
 #include "checker/PlanChain.h"
 #include "ir/ExprShape.h"
 #include "ir/FusionGraph.h"
+#include "ir/HostLoops.h"
 #include "ir/Lints.h"
 #include "util/Checked.h"
 
@@ -20,7 +21,9 @@ namespace {
 /// plan steps rest on no verdict. In a kernel or a JSON IR fusion that makes
 /// the run unknown; a host IR program printed on one device routinely leaves
 /// outputs to another device's program (or to a PostOnStream the reader
-/// skips), so there an uncomputed output is a note.
+/// skips), so there an uncomputed output is a note. An output a host loop
+/// writes slice by slice (ir/HostLoops.h) is computed: its writers' edges
+/// and loop claims check it.
 std::vector<UncheckedTensor> uncheckedTensors(const Fusion &fusion) {
   std::vector<UncheckedTensor> r;
   auto unknown = [&](TensorNum t, const std::string &why, const SourceLoc &loc) {
@@ -32,7 +35,10 @@ std::vector<UncheckedTensor> uncheckedTensors(const Fusion &fusion) {
                             {}}});
   };
   bool hostIr = fusion.kind == BlockKind::HostIr;
+  std::vector<TensorNum> loopWritten = loopWrittenBases(fusion);
   for (TensorNum t : uncomputedOutputs(fusion)) {
+    if (std::find(loopWritten.begin(), loopWritten.end(), t) != loopWritten.end())
+      continue;
     if (!hostIr) {
       unknown(t, "is a fusion output, but no expression shardcheck read defines it",
               fusion.tensor(t).loc);
@@ -62,7 +68,7 @@ std::vector<EdgeVerdict> reportedOnce(std::vector<EdgeVerdict> verdicts) {
   auto key = [](const EdgeVerdict &v) {
     return std::to_string(v.expr) + "|" + std::to_string(v.producer) + "|" +
            std::to_string(v.consumer) + "|" + v.lowering.str() + "|" +
-           std::to_string(static_cast<int>(v.status)) + "|" + v.reason +
+           std::to_string(static_cast<int>(v.result)) + "|" + v.reason +
            (v.compiler ? "|compiler" : "");
   };
   std::set<std::string> seen;

@@ -49,6 +49,24 @@ Lowering noLowering(CommKind k) {
   return Lowering{k, {}, false};
 }
 
+/// Names `edge` (its tensors, expression and location) in `v`.
+void placeVerdict(const Fusion &fusion, const FusionEdge &edge, EdgeVerdict &v) {
+  const Expr &expr = fusion.exprs[edge.expr];
+  v.producer = edge.producer;
+  v.consumer = edge.consumer;
+  v.expr = edge.expr;
+  v.exprName = expr.op;
+  v.loc = expr.loc;
+}
+
+/// `v` without a lowering: `result` is Unsupported or Unmodelled.
+void setNoLowering(EdgeVerdict &v, EdgeResult result, std::string reason) {
+  v.result = result;
+  v.lowering = noLowering(CommKind::None);
+  v.reason = std::move(reason);
+  v.steps.clear();
+}
+
 /// Replaces whole-word tensor names in a message.
 std::string renameTensors(std::string text, const std::map<std::string, std::string> &renames) {
   // Two phases so that T1 -> T2 and T2 -> T1 do not interfere.
@@ -207,37 +225,121 @@ std::string canonicalEdgeKey(const Fusion &fusion, const FusionEdge &edge) {
 }
 
 bool hasProvedPlan(const EdgeVerdict &v) {
-  return !v.steps.empty() && std::all_of(v.steps.begin(), v.steps.end(),
-                                         [](const auto &s) { return s.status == Status::Proved; });
+  return v.result == EdgeResult::Proved && !v.steps.empty() &&
+         std::all_of(v.steps.begin(), v.steps.end(),
+                     [](const auto &s) { return s.status == Status::Proved; });
 }
 
-EdgeResult edgeResult(const EdgeVerdict &v) {
-  if (hasProvedPlan(v))
-    return EdgeResult::Proved;
-  if (v.lowering.kind == CommKind::Unsupported)
-    return v.status == Status::Unknown ? EdgeResult::Unmodelled : EdgeResult::Unsupported;
-  switch (v.status) {
-  case Status::Proved:
-    return EdgeResult::Proved;
-  case Status::Refuted:
-    return EdgeResult::Refuted;
-  case Status::Unknown:
+const char *edgeResultStatusName(EdgeResult r) {
+  switch (r) {
+  case EdgeResult::Proved:
+    return "proved";
+  case EdgeResult::Refuted:
+  case EdgeResult::Unsupported:
+    return "refuted";
+  case EdgeResult::Unknown:
+  case EdgeResult::Unmodelled:
     break;
   }
-  return EdgeResult::Unknown;
+  return "unknown";
 }
 
-CompilerResult compilerResult(const CompilerVerdict &c) {
-  switch (c.status) {
-  case Status::Proved:
-    return c.unnecessary ? CompilerResult::Unnecessary : CompilerResult::Confirmed;
-  case Status::Refuted:
-    return CompilerResult::Refuted;
-  case Status::Unknown:
+const char *compilerResultStatusName(CompilerResult r) {
+  switch (r) {
+  case CompilerResult::Confirmed:
+  case CompilerResult::Unnecessary:
+    return "confirmed";
+  case CompilerResult::Refuted:
+    return "refuted";
+  case CompilerResult::Unknown:
     break;
   }
-  return CompilerResult::Unknown;
+  return "unknown";
 }
+
+std::string EdgeVerdict::loweringText() const {
+  if (!hasLowering(result))
+    return kNoLoweringName;
+  return steps.empty() ? lowering.str() : kMultiStepName;
+}
+
+const char *EdgeVerdict::communicationName() const {
+  if (!hasLowering(result))
+    return kNoLoweringName;
+  return steps.empty() ? commKindName(lowering.kind) : kMultiStepName;
+}
+
+std::string CompilerVerdict::loweringText() const {
+  return lowering ? lowering->str() : kNoLoweringName;
+}
+
+const char *CompilerVerdict::communicationName() const {
+  return lowering ? commKindName(lowering->kind) : kNoLoweringName;
+}
+
+namespace {
+
+/// The verdict on the compiler's choice `cv` for an edge of `expr`:
+/// refuted when a host IR Communication breaks a runtime rule of its
+/// printed form, else as EdgeChecker decides it (unnecessary when the edge
+/// is local).
+CompilerVerdict judgeCompilerChoice(CompilerVerdict cv, const Expr &expr, EdgeChecker &ec,
+                                    bool edgeIsLocal, std::optional<NvfuserRuntime> runtime) {
+  std::optional<std::string> violation;
+  if (expr.communication)
+    violation = communicationRuleViolation(expr);
+  Counterexample ruleBroken;
+  if (violation) {
+    ruleBroken.message = *violation;
+    ruleBroken.rule = "communication-form";
+  }
+  Outcome o = violation     ? Outcome::refuted(ruleBroken)
+              : cv.lowering ? ec.checkLowering(*cv.lowering, /*compilerLowering=*/true, runtime)
+                            : Outcome::unsupported("no lowering to check");
+  switch (o.kind) {
+  case Outcome::Kind::Proved:
+    cv.result = edgeIsLocal ? CompilerResult::Unnecessary : CompilerResult::Confirmed;
+    break;
+  case Outcome::Kind::Refuted:
+    cv.result = CompilerResult::Refuted;
+    cv.counterexample = o.counterexample;
+    break;
+  default:
+    cv.result = CompilerResult::Unknown;
+    cv.reason = o.reason;
+    break;
+  }
+  return cv;
+}
+
+} // namespace
+
+namespace {
+
+/// The verdict on an edge that needs communication, from the proof of
+/// `candidate`, the collective nvFuser's rules propose for it.
+void proveCandidate(EdgeChecker &ec, const Expr &expr, Lowering candidate, EdgeVerdict &v) {
+  Outcome o = proveWithPermuteFallback(ec, candidate);
+  if (isReductionComm(candidate.kind) && reductionOperatorOf(expr).empty())
+    o = Outcome::unsupported(std::string("`") + expr.op +
+                             "` names no operator to combine partial results with");
+  if (o.kind == Outcome::Kind::Proved) {
+    v.lowering = candidate;
+    v.result = EdgeResult::Proved;
+  } else if (o.kind == Outcome::Kind::Refuted) {
+    setNoLowering(v, EdgeResult::Unsupported, "the candidate " + candidate.str() + " is refuted");
+    v.counterexample = o.counterexample;
+  } else if (o.kind == Outcome::Kind::Unsupported) {
+    setNoLowering(v, EdgeResult::Unmodelled,
+                  "the candidate " + candidate.str() + " cannot be checked: " + o.reason);
+  } else {
+    v.lowering = candidate;
+    v.result = EdgeResult::Unknown;
+    v.reason = o.reason;
+  }
+}
+
+} // namespace
 
 Checker::Checker(CheckOptions options) : options_(std::move(options)) {}
 
@@ -250,7 +352,8 @@ std::optional<CompilerVerdict> Checker::compilerChoice(const Fusion &fusion,
   // producer buffer, never partials laid out for the consumer.
   if (e.kind == OpKind::Communication && e.communication) {
     cv.lowering = loweringOfCommunication(fusion, e);
-    cv.lowering.reduceInput = Lowering::ReduceInput::ProducerBuffer;
+    if (cv.lowering)
+      cv.lowering->reduceInput = Lowering::ReduceInput::ProducerBuffer;
     cv.source = compilerSource(e);
     return cv;
   }
@@ -258,21 +361,22 @@ std::optional<CompilerVerdict> Checker::compilerChoice(const Fusion &fusion,
   if (!lowerable || edge.map.unsupported || !isSyntacticallyResharding(fusion, edge))
     return std::nullopt;
   Selection s = selectLowering(fusion, edge, SelectionReading::NvFuser);
-  if (s.lowering.kind == CommKind::Unsupported || s.lowering.kind == CommKind::None)
+  if (!s.lowering || s.lowering->kind == CommKind::None)
     return std::nullopt;
   // A reduction that reshards anything but its reduced axis is split by
   // nvFuser into a resharding Set and a local reduction: the collective is
   // that Set's, which the dump does not print.
-  if (e.kind == OpKind::Reduction && !isReductionComm(s.lowering.kind))
+  if (e.kind == OpKind::Reduction && !isReductionComm(s.lowering->kind))
     return std::nullopt;
-  cv.lowering = s.lowering;
+  Lowering l = *s.lowering;
   // A resharding reduction is decomposed by nvFuser into a local reduction
   // (the partial, in the consumer's layout) and the collective on it; the
   // collective applies no initial value.
-  cv.lowering.reduceInput = Lowering::ReduceInput::Partials;
+  l.reduceInput = Lowering::ReduceInput::Partials;
   // nvFuser's AllToAll makes each chunk contiguous before the exchange and
   // reorders after it; its Allgather writes the output buffer directly.
-  cv.lowering.localPermute = cv.lowering.kind == CommKind::AllToAll;
+  l.localPermute = l.kind == CommKind::AllToAll;
+  cv.lowering = std::move(l);
   cv.source = compilerSource(e);
   return cv;
 }
@@ -293,10 +397,10 @@ std::optional<NvfuserRuntime> Checker::runtimeOf(const Expr &expr) const {
 EdgeVerdict Checker::notCheckedInTime(const Fusion &fusion, const FusionEdge &edge, EdgeVerdict v) {
   const std::string why = "not checked: the run's --time-limit was reached";
   v.lowering = noLowering(CommKind::None);
-  v.status = Status::Unknown;
+  v.result = EdgeResult::Unknown;
   v.reason = why;
   if (auto cv = compilerChoice(fusion, edge)) {
-    cv->status = Status::Unknown;
+    cv->result = CompilerResult::Unknown;
     cv->reason = why;
     v.compiler = std::move(cv);
   }
@@ -307,16 +411,9 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
                                const std::vector<int64_t> &universe) {
   EdgeVerdict v;
   const Expr &expr = fusion.exprs[edge.expr];
-  v.producer = edge.producer;
-  v.consumer = edge.consumer;
-  v.expr = edge.expr;
-  v.exprName = expr.op;
-  v.loc = expr.loc;
+  placeVerdict(fusion, edge, v);
 
-  smt::SolverOptions so;
-  so.timeoutMs = options_.timeoutMs;
-  so.smtDumpDir = options_.smtDumpDir;
-  so.deadline = options_.deadline;
+  smt::SolverOptions so = solverOptions();
   if (so.deadline && std::chrono::steady_clock::now() >= *so.deadline)
     return notCheckedInTime(fusion, edge, std::move(v));
   smt::Context ctx(so, &queryCache_, &stats_.solver, &solverBackend_);
@@ -327,14 +424,17 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
   // nothing moves. Only for ops whose element map is modelled, or a permute
   // whose permutation alone is unknown (printed without its root domain): a proof never rests on an
   // op the reference cannot evaluate, and the plan builder refuses to compute an op without a map.
+  // Never when the fusion's sizes contradict themselves (a Set mapping extent 1 onto 2): every
+  // claim would hold vacuously.
   if (local.kind == Outcome::Kind::Unsupported && (!edge.map.unsupported || isPlainCopy(expr)) &&
+      ec.checkConstraints().kind == Outcome::Kind::Proved &&
       producerFullyHeld(fusion, edge, universe))
     local = Outcome::proved();
 
   switch (local.kind) {
   case Outcome::Kind::Proved: {
     v.lowering = noLowering(CommKind::None);
-    v.status = Status::Proved;
+    v.result = EdgeResult::Proved;
     // Alias: shardings that differ only in spelling, on an op whose consumer
     // may reuse its producer's buffer, and only where the reuse itself (same
     // element at every offset) is proved. A compute op reads its operand in
@@ -346,81 +446,40 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
   }
   case Outcome::Kind::Unknown:
     v.lowering = noLowering(CommKind::None);
-    v.status = Status::Unknown;
+    v.result = EdgeResult::Unknown;
     v.reason = local.reason;
     break;
   case Outcome::Kind::Unsupported:
-    v.lowering = noLowering(CommKind::Unsupported);
-    v.status = Status::Unknown;
-    v.reason = local.reason;
+    setNoLowering(v, EdgeResult::Unmodelled, local.reason);
     break;
   case Outcome::Kind::Refuted: {
     v.counterexample = local.counterexample;
     Selection s = selectLowering(fusion, edge, SelectionReading::Semantic);
-    if (s.lowering.kind == CommKind::Unsupported || s.lowering.kind == CommKind::None) {
-      v.lowering = noLowering(CommKind::Unsupported);
-      v.status = Status::Refuted;
-      v.reason = s.lowering.kind == CommKind::None
-                     ? "communication is needed but nvFuser's rules propose none"
-                     : s.reason;
+    if (!s.lowering || s.lowering->kind == CommKind::None)
+      setNoLowering(v, EdgeResult::Unsupported,
+                    s.lowering ? "communication is needed but nvFuser's rules propose none"
+                               : s.reason);
+    else
+      proveCandidate(ec, expr, *s.lowering, v);
+    // No single collective serves the edge: the planner's multi-step plan,
+    // every step proved, makes it Proved (reports say "multi-step proved").
+    // Looped statements are not planned: their loop claims (checkHostLoops)
+    // are about the statement, not about a chain of steps.
+    if (!hasLowering(v.result) && !isInHostLoop(expr)) {
       v.steps = planMultiStep(fusion, edge, universe);
-      break;
-    }
-    Outcome o = proveWithPermuteFallback(ec, s.lowering);
-    if (isReductionComm(s.lowering.kind) && reductionOperatorOf(expr).empty())
-      o = Outcome::unsupported(std::string("`") + expr.op +
-                               "` names no operator to combine partial results with");
-    if (o.kind == Outcome::Kind::Proved) {
-      v.lowering = s.lowering;
-      v.status = Status::Proved;
-    } else if (o.kind == Outcome::Kind::Refuted) {
-      v.lowering = noLowering(CommKind::Unsupported);
-      v.status = Status::Refuted;
-      v.counterexample = o.counterexample;
-      v.reason = "the candidate " + s.lowering.str() + " is refuted";
-      v.steps = planMultiStep(fusion, edge, universe);
-    } else if (o.kind == Outcome::Kind::Unsupported) {
-      v.lowering = noLowering(CommKind::Unsupported);
-      v.status = Status::Unknown;
-      v.reason = "the candidate " + s.lowering.str() + " cannot be checked: " + o.reason;
-      v.steps = planMultiStep(fusion, edge, universe);
-    } else {
-      v.lowering = s.lowering;
-      v.status = Status::Unknown;
-      v.reason = o.reason;
+      if (!v.steps.empty()) {
+        v.result = EdgeResult::Proved;
+        v.counterexample = local.counterexample; // why it communicates, not a refutation
+      }
     }
     break;
   }
   }
 
-  if (auto cv = compilerChoice(fusion, edge)) {
-    std::optional<std::string> violation;
-    if (expr.communication)
-      violation = communicationRuleViolation(expr);
-    Counterexample ruleBroken;
-    if (violation) {
-      ruleBroken.message = *violation;
-      ruleBroken.rule = "communication-form";
-    }
-    Outcome o = violation
-                    ? Outcome::refuted(ruleBroken)
-                    : ec.checkLowering(cv->lowering, /*compilerLowering=*/true, runtimeOf(expr));
-    switch (o.kind) {
-    case Outcome::Kind::Proved:
-      cv->status = Status::Proved;
-      cv->unnecessary = local.kind == Outcome::Kind::Proved;
-      break;
-    case Outcome::Kind::Refuted:
-      cv->status = Status::Refuted;
-      cv->counterexample = o.counterexample;
-      break;
-    default:
-      cv->status = Status::Unknown;
-      cv->reason = o.reason;
-      break;
-    }
-    v.compiler = std::move(cv);
-  }
+  if (auto cv = compilerChoice(fusion, edge))
+    v.compiler =
+        judgeCompilerChoice(std::move(*cv), expr, ec,
+                            /*edgeIsLocal=*/local.kind == Outcome::Kind::Proved, runtimeOf(expr));
   v.assumptions = ec.assumptions();
   for (const auto &step : v.steps)
     for (const auto &a : step.assumptions)
@@ -462,11 +521,7 @@ std::vector<EdgeVerdict> Checker::checkFusion(const Fusion &fusion, const Fusion
         renameVerdict(v, {{"T" + std::to_string(v.producer), fusion.tensor(edge.producer).name()},
                           {"T" + std::to_string(v.consumer), fusion.tensor(edge.consumer).name()}});
         const Expr &expr = fusion.exprs[edge.expr];
-        v.producer = edge.producer;
-        v.consumer = edge.consumer;
-        v.expr = edge.expr;
-        v.exprName = expr.op;
-        v.loc = expr.loc;
+        placeVerdict(fusion, edge, v);
         if (v.compiler) {
           v.compiler->loc = expr.loc;
           v.compiler->source = compilerSource(expr);
@@ -531,28 +586,49 @@ smt::SolverOptions Checker::solverOptions() const {
 
 namespace {
 
-/// The loop's verdict on the compiler's looped Communication: a failed loop
-/// claim refutes (or leaves unknown) what the per-iteration check confirmed.
-void applyLoopOutcome(const Outcome &loop, const std::string &header, EdgeVerdict &v) {
-  if (!v.compiler || v.compiler->status != Status::Proved || loop.kind == Outcome::Kind::Proved)
-    return;
-  CompilerVerdict &c = *v.compiler;
-  c.unnecessary = false;
+/// A failed (or undecided) loop claim on a verdict that was proved: refuted
+/// with the claim's counterexample (it names the iteration; rule
+/// `host-loop`), or unknown with the reason.
+template <class Verdict, class Result>
+void applyLoopFailure(const Outcome &loop, const std::string &header, Verdict &v, Result refuted,
+                      Result unknown) {
   if (loop.kind == Outcome::Kind::Refuted) {
-    c.status = Status::Refuted;
-    c.counterexample = loop.counterexample;
-    c.counterexample->rule = "host-loop";
+    v.result = refuted;
+    v.counterexample = loop.counterexample;
+    v.counterexample->rule = "host-loop";
     return;
   }
-  c.status = Status::Unknown;
-  c.reason = "its loop `" + header + "` is not proved: " + loop.reason;
+  v.result = unknown;
+  v.counterexample.reset();
+  v.reason = "its loop `" + header + "` is not proved: " + loop.reason;
 }
 
-/// The read view edge (HirAliasSelect) feeding a looped Communication: each
+/// The loop's verdict on the compiler's choice for a looped statement: a
+/// failed loop claim refutes (or leaves unknown) what the per-iteration check
+/// confirmed.
+void applyLoopOutcome(const Outcome &loop, const std::string &header, EdgeVerdict &v) {
+  if (!v.compiler || loop.kind == Outcome::Kind::Proved ||
+      (v.compiler->result != CompilerResult::Confirmed &&
+       v.compiler->result != CompilerResult::Unnecessary))
+    return;
+  applyLoopFailure(loop, header, *v.compiler, CompilerResult::Refuted, CompilerResult::Unknown);
+}
+
+/// A looped statement's edge whose loop claims failed: the statement as the
+/// loop runs it is refuted or left unknown, whatever its one iteration's
+/// edge proved.
+void applyLoopOutcomeToEdge(const Outcome &loop, const std::string &header, EdgeVerdict &v) {
+  if (v.result != EdgeResult::Proved || loop.kind == Outcome::Kind::Proved)
+    return;
+  applyLoopFailure(loop, header, v, EdgeResult::Refuted, EdgeResult::Unknown);
+}
+
+/// The read view edge (HirAliasSelect) feeding a looped statement: each
 /// device holds its part of the slice already (none), proved per iteration.
 void markReadViewLocal(const std::vector<std::string> &assumptions, EdgeVerdict &v) {
   v.lowering = Lowering{CommKind::None, {}, false};
-  v.status = Status::Proved;
+  v.result = EdgeResult::Proved;
+  v.steps.clear();
   v.reason.clear();
   v.counterexample.reset();
   v.assumptions = assumptions;
@@ -560,31 +636,48 @@ void markReadViewLocal(const std::vector<std::string> &assumptions, EdgeVerdict 
 
 } // namespace
 
-void Checker::checkHostLoops(const Fusion &fusion, const FusionGraph &graph,
-                             const std::vector<int64_t> &universe,
+void Checker::checkReadViews(const Fusion &fusion, const FusionGraph &graph,
+                             const LoopedStatement &ls, const std::vector<int64_t> &universe,
                              std::vector<EdgeVerdict> &verdicts) {
-  for (size_t i = 0; i < graph.edges().size(); ++i) {
-    const Expr &e = fusion.exprs[graph.edges()[i].expr];
-    if (!isInHostLoop(e) || graph.edges()[i].map.unsupported)
-      continue;
-    auto model = loopedCommunication(fusion, e);
-    const auto *lc = std::get_if<LoopedCommunication>(&model);
-    if (!lc)
-      continue;
-    smt::Context ctx(solverOptions(), &queryCache_, &stats_.solver, &solverBackend_);
-    LoopChecker loop(fusion, *lc, ctx, universe);
-    applyLoopOutcome(loop.check(), lc->loop.header, verdicts[i]);
-    // The read view: local when its slice is its base's, in range.
+  for (const SliceView &read : ls.reads)
     for (size_t j = 0; j < graph.edges().size(); ++j) {
       const FusionEdge &view = graph.edges()[j];
-      if (view.consumer != lc->input.view || view.producer != lc->input.base ||
+      if (view.consumer != read.view || view.producer != read.base ||
           fusion.exprs[view.expr].op != "HirAliasSelect")
         continue;
       smt::Context viewCtx(solverOptions(), &queryCache_, &stats_.solver, &solverBackend_);
-      LoopChecker reads(fusion, *lc, viewCtx, universe);
-      if (reads.checkReadView().kind == Outcome::Kind::Proved)
+      LoopChecker reads(fusion, ls, viewCtx, universe);
+      if (reads.checkReadView(read).kind == Outcome::Kind::Proved)
         markReadViewLocal(reads.assumptions(), verdicts[j]);
     }
+}
+
+void Checker::checkHostLoops(const Fusion &fusion, const FusionGraph &graph,
+                             const std::vector<int64_t> &universe,
+                             std::vector<EdgeVerdict> &verdicts) {
+  std::map<size_t, std::optional<Outcome>> checked; // per statement, once
+  for (size_t i = 0; i < graph.edges().size(); ++i) {
+    size_t exprIndex = graph.edges()[i].expr;
+    const Expr &e = fusion.exprs[exprIndex];
+    if (!isInHostLoop(e) || graph.edges()[i].map.unsupported)
+      continue;
+    bool communication = e.kind == OpKind::Communication;
+    auto model = communication ? loopedCommunication(fusion, e) : loopedStatement(fusion, e);
+    const auto *ls = std::get_if<LoopedStatement>(&model);
+    if (!ls)
+      continue;
+    if (!checked.count(exprIndex)) {
+      smt::Context ctx(solverOptions(), &queryCache_, &stats_.solver, &solverBackend_);
+      LoopChecker loop(fusion, *ls, ctx, universe);
+      checked[exprIndex] = loop.check();
+      checkReadViews(fusion, graph, *ls, universe, verdicts);
+    }
+    // The compiler's choice for any looped statement (a Communication, or
+    // nvFuser's lowering of a looped resharding Set) holds only with the
+    // loop claims; a looped statement's own edge too.
+    applyLoopOutcome(*checked[exprIndex], ls->loop.header, verdicts[i]);
+    if (!communication)
+      applyLoopOutcomeToEdge(*checked[exprIndex], ls->loop.header, verdicts[i]);
   }
 }
 
@@ -599,22 +692,21 @@ void Checker::demoteUnmodelledExpressions(const Fusion &fusion, const FusionGrap
     EdgeVerdict &v = verdicts[i];
     if (it == unmodelled.end() || graph.edges()[i].map.unsupported)
       continue;
-    v.lowering = noLowering(CommKind::Unsupported);
-    v.status = Status::Unknown;
+    setNoLowering(v, EdgeResult::Unmodelled,
+                  "another operand of the expression has no element map (" + it->second +
+                      "), so this operand's is not trusted either");
     v.counterexample.reset();
     v.steps.clear();
-    v.reason = "another operand of the expression has no element map (" + it->second +
-               "), so this operand's is not trusted either";
   }
 }
 
 namespace {
 
 void demote(EdgeVerdict &v, const Outcome &o, const std::string &what) {
-  v.lowering = noLowering(CommKind::Unsupported);
-  v.status = o.kind == Outcome::Kind::Refuted ? Status::Refuted : Status::Unknown;
+  setNoLowering(v,
+                o.kind == Outcome::Kind::Refuted ? EdgeResult::Unsupported : EdgeResult::Unmodelled,
+                what + (o.reason.empty() ? std::string() : ": " + o.reason));
   v.counterexample = o.counterexample;
-  v.reason = what + (o.reason.empty() ? std::string() : ": " + o.reason);
 }
 
 } // namespace
@@ -659,9 +751,11 @@ void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &grap
     bool reduces = false, moves = false;
     for (size_t i : edges) {
       CommKind k = verdicts[i].lowering.kind;
-      reduces = reduces || (isReductionComm(k) && verdicts[i].status == Status::Proved);
-      moves = moves || (!isReductionComm(k) && k != CommKind::None && k != CommKind::Alias &&
-                        k != CommKind::Unsupported);
+      reduces = reduces || (isReductionComm(k) && verdicts[i].result == EdgeResult::Proved);
+      // A multi-step plan (lowering None) moves data too.
+      moves = moves || hasProvedPlan(verdicts[i]) ||
+              (hasLowering(verdicts[i].result) && !isReductionComm(k) && k != CommKind::None &&
+               k != CommKind::Alias);
     }
     if (!reduces || !moves)
       continue;
@@ -678,13 +772,15 @@ void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &grap
     bool otherCollective = false;
     for (size_t i : edges) {
       operands.push_back(&graph.edges()[i]);
+      // An operand no lowering serves counts as one needing another collective.
       CommKind k = verdicts[i].lowering.kind;
-      otherCollective =
-          otherCollective || (!isReductionComm(k) && k != CommKind::None && k != CommKind::Alias);
+      otherCollective = otherCollective || !hasLowering(verdicts[i].result) ||
+                        hasProvedPlan(verdicts[i]) ||
+                        (!isReductionComm(k) && k != CommKind::None && k != CommKind::Alias);
     }
     for (size_t i : edges) {
       EdgeVerdict &v = verdicts[i];
-      if (!isReductionComm(v.lowering.kind) || v.status != Status::Proved)
+      if (!isReductionComm(v.lowering.kind) || v.result != EdgeResult::Proved)
         continue;
       std::string what = "the candidate " + v.lowering.str() + " for the operands of " +
                          fusion.tensor(v.consumer).name() + " together";
@@ -698,11 +794,7 @@ void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &grap
                             : std::string();
       if (!key.empty() && provedExpressions_.count(key))
         continue;
-      smt::SolverOptions so;
-      so.timeoutMs = options_.timeoutMs;
-      so.smtDumpDir = options_.smtDumpDir;
-      so.deadline = options_.deadline;
-      smt::Context ctx(so, &queryCache_, &stats_.solver, &solverBackend_);
+      smt::Context ctx(solverOptions(), &queryCache_, &stats_.solver, &solverBackend_);
       Outcome o = ExprChecker(fusion, operands, ctx, universe).checkPartials(v.lowering);
       if (o.kind == Outcome::Kind::Proved) {
         if (!key.empty())

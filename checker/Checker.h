@@ -18,6 +18,7 @@
 #include "checker/Planner.h"
 #include "checker/smt/Smt.h"
 #include "ir/FusionGraph.h"
+#include "ir/HostLoops.h"
 
 #include <chrono>
 #include <map>
@@ -43,18 +44,51 @@ struct CheckOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
+/// An edge's verdict, one closed set: the checker's answer for the edge.
+enum class EdgeResult {
+  Proved,      ///< The lowering (none, alias or a collective) is proved.
+  Refuted,     ///< The lowering is refuted.
+  Unknown,     ///< Not decided (solver unknown, --time-limit); never proved.
+  Unsupported, ///< Communication is needed and no single lowering is proved (an error).
+  Unmodelled,  ///< The edge (or its candidate) is outside what the checker models (a warning).
+};
+/// Whether a verdict with this result names a lowering: Unsupported and
+/// Unmodelled have none.
+constexpr bool hasLowering(EdgeResult r) {
+  return r != EdgeResult::Unsupported && r != EdgeResult::Unmodelled;
+}
+/// How reports word a result beside its lowering (`proved`, `refuted`,
+/// `unknown`): Unsupported is a refuted edge (no single lowering serves
+/// it), Unmodelled an undecided one.
+const char *edgeResultStatusName(EdgeResult r);
+
+/// The verdict on the compiler's own choice for an edge, one closed set.
+enum class CompilerResult {
+  Confirmed,   ///< Proved and needed.
+  Unnecessary, ///< Proved, but the edge needs no communication.
+  Refuted,
+  Unknown,
+};
+/// How reports word a compiler result (`confirmed`, `refuted`, `unknown`):
+/// an unnecessary choice is confirmed, and said unnecessary apart.
+const char *compilerResultStatusName(CompilerResult r);
+
 /// The compiler's own choice for an edge and its verdict.
 struct CompilerVerdict {
-  Lowering lowering;
-  /// Proved = confirmed.
-  Status status = Status::Unknown;
+  /// The choice; nullopt when its collective is none the checker lowers to
+  /// (a CollectivePermute), which is then unknown.
+  std::optional<Lowering> lowering;
+  CompilerResult result = CompilerResult::Unknown;
   std::optional<Counterexample> counterexample;
   std::string reason;
-  /// Correct but not needed: the edge needs no communication.
-  bool unnecessary = false;
   /// "host IR Communication 3" or "nvFuser's lowering of a resharding Set".
   std::string source;
   SourceLoc loc;
+
+  /// The lowering's text (Lowering::str), `unsupported` when there is none.
+  std::string loweringText() const;
+  /// The lowering's kind (commKindName), `unsupported` when there is none.
+  const char *communicationName() const;
 };
 
 struct EdgeVerdict {
@@ -66,8 +100,13 @@ struct EdgeVerdict {
   size_t edge = 0;
   std::string exprName; ///< Op spelling, e.g. `Set`, `reduction`.
   SourceLoc loc;
-  Lowering lowering; ///< kind Unsupported when no single collective does it.
-  Status status = Status::Unknown;
+  /// The checker's answer; `lowering` is what it is about.
+  EdgeResult result = EdgeResult::Unknown;
+  /// Proved: the lowering proved. Refuted: the lowering refuted. Unknown:
+  /// the candidate left undecided (none when whether communication is
+  /// needed is undecided). Unsupported, Unmodelled: none (kind None), see
+  /// hasLowering; `reason` says what failed.
+  Lowering lowering;
   /// For needed communication: why (a device lacking an element). For a
   /// refuted or unsupported edge: the failure.
   std::optional<Counterexample> counterexample;
@@ -78,31 +117,18 @@ struct EdgeVerdict {
   std::vector<std::string> assumptions; ///< Sizes the proof covers, e.g. `i0 % 2 == 0`.
   std::optional<CompilerVerdict> compiler;
   bool fromCache = false;
-};
 
-/// An edge's verdict, one closed set (the checker's answer for the edge).
-/// EdgeVerdict keeps the lowering and a Status; this is what they mean
-/// together: an edge no single lowering serves is not a "kind of lowering".
-enum class EdgeResult {
-  Proved,      ///< The lowering (none, alias or a collective) is proved.
-  Refuted,     ///< The lowering is refuted.
-  Unknown,     ///< Not decided (solver unknown, --time-limit); never proved.
-  Unsupported, ///< Communication is needed and no single lowering is proved (an error).
-  Unmodelled,  ///< The edge (or its candidate) is outside what the checker models (a warning).
+  /// The lowering's text (Lowering::str), `unsupported` for a result
+  /// without one.
+  std::string loweringText() const;
+  /// The lowering's kind (commKindName), `unsupported` for a result without
+  /// one.
+  const char *communicationName() const;
 };
-/// An edge with a proved multi-step plan is Proved.
-EdgeResult edgeResult(const EdgeVerdict &v);
-/// Whether `v` has a multi-step plan whose every step is proved.
+/// Whether `v` is proved by the planner's multi-step plan (every step
+/// proved; `result` is Proved and `lowering` names no single collective:
+/// reports say "multi-step proved", never the lowering).
 bool hasProvedPlan(const EdgeVerdict &v);
-
-/// The verdict on the compiler's own choice for an edge.
-enum class CompilerResult {
-  Confirmed,   ///< Proved and needed.
-  Unnecessary, ///< Proved, but the edge needs no communication.
-  Refuted,
-  Unknown,
-};
-CompilerResult compilerResult(const CompilerVerdict &c);
 
 struct CheckStats {
   uint64_t edges = 0;
@@ -137,10 +163,13 @@ private:
   void checkReducedOperands(const Fusion &fusion, const FusionGraph &graph,
                             const std::vector<int64_t> &universe,
                             std::vector<EdgeVerdict> &verdicts);
-  /// Communications posted in host loops (ir/HostLoops.h): the compiler's
-  /// choice is confirmed only when the loop claims (LoopChecker) hold too,
-  /// and the read view feeding one is local when its slice is its base's.
+  /// Statements posted in host loops (ir/HostLoops.h): a Communication's
+  /// compiler choice is confirmed, and another statement's edge proved,
+  /// only when the loop claims (LoopChecker) hold too; a read view feeding
+  /// one is local when its slice is its base's.
   void checkHostLoops(const Fusion &fusion, const FusionGraph &graph,
+                      const std::vector<int64_t> &universe, std::vector<EdgeVerdict> &verdicts);
+  void checkReadViews(const Fusion &fusion, const FusionGraph &graph, const LoopedStatement &ls,
                       const std::vector<int64_t> &universe, std::vector<EdgeVerdict> &verdicts);
   smt::SolverOptions solverOptions() const;
   /// The planner's steps for an edge no single collective serves.

@@ -492,24 +492,36 @@ Outcome EdgeChecker::checkPartials(const Lowering &lowering, const Team &team) {
     ElementTerms y = enc_.element(consumer_, "y", true);
     ElementTerms z = enc_.element(consumer_, "w", true);
     a.push_back(y.inRange && z.inRange);
-    a.push_back(enc_.holds(consumer_, d, y) && enc_.holds(consumer_, m, z));
-    a.push_back(enc_.offset(consumer_, y) == enc_.offset(consumer_, z));
-    std::vector<smt::Bool> differs;
-    for (size_t i = 0; i < y.baseVars.size(); ++i)
-      differs.push_back(y.baseVars[i] != z.baseVars[i]);
-    a.push_back(ctx_.any(differs));
+    if (lowering.padded) {
+      // A member's slot t may be padding, whose partial is the identity, so
+      // a member without y at slot t would drop its part of y: every member
+      // must hold y itself (offsets are the same on every device).
+      a.push_back(enc_.holds(consumer_, d, y) && !enc_.holds(consumer_, m, y));
+    } else {
+      a.push_back(enc_.holds(consumer_, d, y) && enc_.holds(consumer_, m, z));
+      a.push_back(enc_.offset(consumer_, y) == enc_.offset(consumer_, z));
+      std::vector<smt::Bool> differs;
+      for (size_t i = 0; i < y.baseVars.size(); ++i)
+        differs.push_back(y.baseVars[i] != z.baseVars[i]);
+      a.push_back(ctx_.any(differs));
+    }
     std::vector<std::string> vars{"d", "m"};
     addNames(vars, y);
     addNames(vars, z);
-    auto r = solve("lowering-partials-agree", a, vars);
+    const std::string name =
+        lowering.padded ? "lowering-padded-partials-agree" : "lowering-partials-agree";
+    auto r = solve(name, a, vars);
     if (r.answer == smt::Answer::Unknown)
-      return Outcome::unknown("lowering-partials-agree: " + r.reason);
+      return Outcome::unknown(name + ": " + r.reason);
     if (r.answer == smt::Answer::Sat) {
       Counterexample cex = makeCounterexample(r.model, "");
-      cex.message = "Allreduce over team " + devicesStr(members) + " sums device " +
-                    std::to_string(r.model.at("m")) + "'s partial of a different " +
-                    consumer_.name() + " element into device " + std::to_string(cex.device) +
-                    "'s " + consumer_.name() + indexStr(cex.consumerIndex);
+      cex.message = std::string(lowering.padded ? "Allreduce+pad" : "Allreduce") + " over team " +
+                    devicesStr(members) + " sums device " + std::to_string(r.model.at("m")) +
+                    "'s partial of " +
+                    (lowering.padded ? "another element or padding"
+                                     : "a different " + consumer_.name() + " element") +
+                    " into device " + std::to_string(cex.device) + "'s " + consumer_.name() +
+                    indexStr(cex.consumerIndex);
       return Outcome::refuted(std::move(cex));
     }
   }
@@ -575,6 +587,38 @@ Outcome EdgeChecker::checkPermuteComposite(const Lowering &lowering, const Team 
   Counterexample cex = makeCounterexample(r.model, "");
   cex.message = "no member of team " + devicesStr(members) + " sends " + producer_.name() +
                 indexStr(cex.producerIndex) + " to device " + std::to_string(cex.device) +
+                ", which needs it for " + consumer_.name() + indexStr(cex.consumerIndex);
+  return Outcome::refuted(std::move(cex));
+}
+
+Outcome EdgeChecker::checkPaddedSources(const Lowering &lowering, const Team &team) {
+  // Allgather+pad: member i's padded buffer (kP slots, padding holding
+  // nothing) is chunk i of the temporary, and the unpad copy reads each
+  // consumer element y at the slot i * kP + offset(x) of the member i that
+  // holds the element x it needs. Correct iff for every receiver and every
+  // y it holds, some member holds x at a slot inside its padded buffer: a
+  // valid slot that is not padding.
+  const auto &members = team.devices;
+  std::vector<smt::Bool> a;
+  smt::Int d = deviceAmong("d", receivers(lowering, team, consumerDevices()), a);
+  ElementTerms y = heldConsumerElement(d, a);
+  ElementTerms x = neededElement(y, "x", a);
+  smt::Int kP = enc_.count(producer_), slot = enc_.offset(producer_, x);
+  smt::Bool inChunk = 0 <= slot && slot < kP;
+  for (int64_t m : members)
+    a.push_back(!(enc_.holds(producer_, ctx_.intVal(m), x) && inChunk));
+  std::vector<std::string> vars{"d"};
+  addNames(vars, y);
+  addNames(vars, x);
+  auto r = solve("lowering-padded-sources", a, vars, /*minimizeSizes=*/true);
+  if (r.answer == smt::Answer::Unsat)
+    return Outcome::proved();
+  if (r.answer == smt::Answer::Unknown)
+    return Outcome::unknown("lowering-padded-sources: " + r.reason);
+  Counterexample cex = makeCounterexample(r.model, "");
+  cex.message = "no member of team " + devicesStr(members) + " holds " + producer_.name() +
+                indexStr(cex.producerIndex) + " in its padded buffer, so " + lowering.str() +
+                " does not deliver it to device " + std::to_string(cex.device) +
                 ", which needs it for " + consumer_.name() + indexStr(cex.consumerIndex);
   return Outcome::refuted(std::move(cex));
 }
@@ -873,8 +917,6 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
                                    std::optional<NvfuserRuntime> compilerRuntime) {
   if (lowering.kind == CommKind::None)
     return checkLocal();
-  if (lowering.kind == CommKind::Unsupported)
-    return Outcome::unsupported("no lowering to check");
   try {
     if (edge_.map.unsupported)
       return Outcome::unsupported(*edge_.map.unsupported);
@@ -889,11 +931,12 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
       if (init.kind != Outcome::Kind::Proved)
         return init;
     }
-    for (const auto *tv : {&producer_, &consumer_}) {
-      std::string uneven = enc_.constantUnevenness(*tv);
-      if (!uneven.empty())
-        return Outcome::unsupported(uneven + "; equal-size collectives cannot move it");
-    }
+    if (lowering.padded && (compilerLowering || !isModelledPadding(lowering)))
+      return Outcome::unsupported(lowering.str() +
+                                  ": padding is modelled for shardcheck's own Allgather and "
+                                  "AllToAll with the unpad copy, and reductions of partials");
+    if (std::string uneven = unevenness(); !uneven.empty() && !lowering.padded)
+      return Outcome::unsupported(uneven + "; equal-size collectives cannot move it");
     // Team sanity, concretely: roots present, senders hold the producer,
     // receivers hold the consumer.
     auto pDev = producerDevices(), cDev = consumerDevices();
@@ -932,7 +975,10 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
     if (uncovered.kind != Outcome::Kind::Proved)
       return uncovered;
     for (const auto &team : effective.teams) {
-      Outcome o = checkCounts(effective, team);
+      // A padded lowering's buffers are its members' padded buffers, equal
+      // by construction (the layout's ceilDiv extents); what lands where is
+      // the slot query's.
+      Outcome o = lowering.padded ? Outcome::proved() : checkCounts(effective, team);
       if (o.kind == Outcome::Kind::Proved && compilerRuntime)
         o = checkRuntimeShapes(effective, team, *compilerRuntime);
       if (o.kind != Outcome::Kind::Proved)
@@ -942,6 +988,8 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
         o = checkBufferSum(effective, team);
       else if (isReductionComm(lowering.kind))
         o = checkPartials(effective, team);
+      else if (lowering.padded && lowering.kind == CommKind::Allgather)
+        o = checkPaddedSources(effective, team);
       else if (lowering.localPermute)
         o = checkPermuteComposite(effective, team);
       else
@@ -955,7 +1003,22 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
   }
 }
 
+std::string EdgeChecker::unevenness() const {
+  for (const auto *tv : {&producer_, &consumer_})
+    if (std::string why = enc_.constantUnevenness(*tv); !why.empty())
+      return why;
+  return {};
+}
+
 Outcome proveWithPermuteFallback(EdgeChecker &checker, Lowering &lowering) {
+  if (!checker.unevenness().empty()) {
+    // Uneven buffers: only a padded lowering can move them.
+    std::optional<Lowering> padded = paddedLowering(lowering);
+    Outcome o = checker.checkLowering(padded ? *padded : lowering);
+    if (padded && o.kind == Outcome::Kind::Proved)
+      lowering = *padded;
+    return o;
+  }
   Outcome o = checker.checkLowering(lowering);
   bool permutable = lowering.kind == CommKind::Allgather || lowering.kind == CommKind::AllToAll;
   if (o.kind != Outcome::Kind::Refuted || !permutable || lowering.localPermute)

@@ -53,6 +53,11 @@ public:
   /// it needs (the counterexample names them and who holds it).
   Outcome checkLocal();
 
+  /// Proved when some sizes satisfy the fusion's implied constraints and the
+  /// edge's extent equalities; unsupported when none do (every claim about
+  /// the edge would then hold vacuously).
+  Outcome checkConstraints();
+
   /// Whether `lowering` is correct for this edge (docs/semantics.md,
   /// Lowerings).
   /// `compilerLowering`: the lowering is the compiler's own, whose
@@ -69,8 +74,12 @@ public:
   /// producer data ID that is not a broadcast).
   bool isReductionEdge() const;
 
+  /// Why the producer's or consumer's constant device splits give devices
+  /// different counts; empty when even. Only a padded lowering
+  /// (docs/semantics.md, Padded collectives) moves such an edge.
+  std::string unevenness() const;
+
 private:
-  Outcome checkConstraints();
   Outcome checkCounts(const Lowering &lowering, const Team &team);
   Outcome checkSlots(const Lowering &lowering, const Team &team);
   Outcome checkPartials(const Lowering &lowering, const Team &team);
@@ -86,6 +95,9 @@ private:
   /// Throws Unsupported unless a ReduceScatter's chunks are flat ranges.
   void requireFlatScatter();
   Outcome checkPermuteComposite(const Lowering &lowering, const Team &team);
+  /// Allgather+pad: every element a receiver needs sits in a member's
+  /// padded buffer, at a slot that is not padding (`lowering-padded-sources`).
+  Outcome checkPaddedSources(const Lowering &lowering, const Team &team);
   Outcome checkUniqueDestination(const Team &team);
   Outcome checkUncoveredDevices(const Lowering &lowering);
   /// For a compiler's collective: every consumer device is written by it.
@@ -123,8 +135,9 @@ Counterexample counterexampleOf(const smt::Model &m, const Encoder &enc, std::st
 
 /// Checks `lowering`; when an Allgather or AllToAll is refuted, tries the
 /// same collective with a local permute and, if that is proved, updates
-/// `lowering` to it. Returns the outcome for the (possibly updated) lowering,
-/// or the original refutation.
+/// `lowering` to it. On an uneven edge it checks the padded form instead
+/// (and updates `lowering` to it when proved). Returns the outcome for the (possibly updated)
+/// lowering, or the original refutation.
 Outcome proveWithPermuteFallback(EdgeChecker &checker, Lowering &lowering);
 
 } // namespace shardcheck

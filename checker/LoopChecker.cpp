@@ -32,7 +32,7 @@ std::optional<Outcome> provedOrUnknown(const smt::QueryResult &r, const std::str
 
 } // namespace
 
-LoopChecker::LoopChecker(const Fusion &fusion, const LoopedCommunication &loop, smt::Context &ctx,
+LoopChecker::LoopChecker(const Fusion &fusion, const LoopedStatement &loop, smt::Context &ctx,
                          std::vector<int64_t> universe)
     : fusion_(fusion), loop_(loop), ctx_(ctx), enc_(ctx, fusion), universe_(std::move(universe)) {}
 
@@ -49,7 +49,12 @@ smt::Bool LoopChecker::inLoop(const smt::Int &s) {
 }
 
 smt::Bool LoopChecker::constraints() {
-  return sliceConstraints(loop_.input) && sliceConstraints(loop_.output);
+  std::vector<smt::Bool> c;
+  for (const SliceView &read : loop_.reads)
+    c.push_back(sliceConstraints(read));
+  if (loop_.write)
+    c.push_back(sliceConstraints(*loop_.write));
+  return ctx_.all(c);
 }
 
 smt::Bool LoopChecker::sliceConstraints(const SliceView &view) {
@@ -117,8 +122,7 @@ Outcome LoopChecker::checkView(const SliceView &view) {
   return Outcome::refuted(std::move(c));
 }
 
-Outcome LoopChecker::checkReadsInRange() {
-  const SliceView &in = loop_.input;
+Outcome LoopChecker::checkReadsInRange(const SliceView &in) {
   smt::Int s = ctx_.intVar("it");
   smt::Int extent = enc_.extent(in.axis);
   smt::QueryResult r =
@@ -136,7 +140,7 @@ Outcome LoopChecker::checkReadsInRange() {
 }
 
 Outcome LoopChecker::checkCoversOutput() {
-  const SliceView &out = loop_.output;
+  const SliceView &out = *loop_.write;
   smt::Int s = ctx_.intVar("it");
   smt::Int extent = enc_.extent(out.axis);
   smt::Bool inAxis = 0 <= s && s < extent;
@@ -171,25 +175,28 @@ Outcome LoopChecker::checkConstraints() {
 }
 
 Outcome LoopChecker::check() {
-  Outcome o = checkReadView();
   try {
-    if (o.kind == Outcome::Kind::Proved)
-      o = checkView(loop_.output);
-    if (o.kind == Outcome::Kind::Proved)
+    Outcome o = checkConstraints();
+    for (const SliceView &read : loop_.reads)
+      if (o.kind == Outcome::Kind::Proved)
+        o = checkReadView(read);
+    if (o.kind == Outcome::Kind::Proved && loop_.write)
+      o = checkView(*loop_.write);
+    if (o.kind == Outcome::Kind::Proved && loop_.write)
       o = checkCoversOutput();
+    return o;
   } catch (const Unsupported &u) {
     return Outcome::unsupported(u.what());
   }
-  return o;
 }
 
-Outcome LoopChecker::checkReadView() {
+Outcome LoopChecker::checkReadView(const SliceView &read) {
   try {
     Outcome o = checkConstraints();
     if (o.kind == Outcome::Kind::Proved)
-      o = checkView(loop_.input);
+      o = checkView(read);
     if (o.kind == Outcome::Kind::Proved)
-      o = checkReadsInRange();
+      o = checkReadsInRange(read);
     return o;
   } catch (const Unsupported &u) {
     return Outcome::unsupported(u.what());

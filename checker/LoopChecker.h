@@ -1,27 +1,27 @@
-// Proofs about a Communication posted once per iteration of a host loop.
+// Proofs about a statement run once per iteration of a host loop.
 //
-// A LoopedCommunication (ir/HostLoops.h) posts, in iteration s of
-// `FOR v from lo to hi`, the collective from the slice `axis == s` of its
-// input base to the slice `axis == s` of its output base. The collective of
-// one iteration is an ordinary edge between the printed slice tensors
-// (EdgeChecker proves it, the same for every s). What the loop adds, and
-// what this file proves for every iteration and every size the fusion's
-// constraints allow (docs/semantics.md, "Communications in host loops"):
+// A LoopedStatement (ir/HostLoops.h) runs, in iteration s of
+// `FOR v from lo to hi`, its operation (a collective, a matmul, ...) from
+// the slices `axis == s` of its read views' bases to the slice `axis == s`
+// of its write view's base. The operation of one iteration is an ordinary
+// edge between the printed slice tensors (EdgeChecker proves it, the same
+// for every s). What the loop adds, and what this file proves for every
+// iteration and every size the fusion's constraints allow
+// (docs/semantics.md, "Statements in host loops"):
 //   - `loop-view-slice`: each slice is exactly its base's part at s: for
 //     every device d and element y of the slice, d holds y iff d holds the
 //     base element y with s inserted at the sliced axis (so the collective
 //     of iteration s reads and writes the base's own buffers);
-//   - `loop-reads-in-range`: every iteration's read index is an index of the
-//     input base's axis;
-//   - `loop-covers-output`: the iterations write every index of the output
-//     base's axis, each once, and nothing past it.
-// Together with the per-iteration collective, these say that after the loop
-// the output base holds exactly what the collective, applied slice by
-// slice, delivers. A counterexample names the iteration (`iteration i18 = 2`).
+//   - `loop-reads-in-range`: every iteration's read index is an index of
+//     each read view's base axis;
+//   - `loop-covers-output`: the iterations write every index of the write
+//     view's base axis, each once, and nothing past it.
+// Together with the per-iteration edges, these say that after the loop the
+// written base holds exactly what the operation, applied slice by slice,
+// delivers. A counterexample names the iteration (`iteration i18 = 2`).
 //
-// It does not check the collective itself, statements other than the
-// Communication in the loop body, or loops it cannot read (those edges are
-// unsupported, ir/FusionGraph.cpp).
+// It does not check the operation itself (the edges do), or loops it cannot
+// read (those edges are unsupported, ir/FusionGraph.cpp).
 #pragma once
 
 #include "checker/EdgeChecker.h"
@@ -34,15 +34,15 @@ namespace shardcheck {
 class LoopChecker {
 public:
   /// `universe`: the devices of a tensor without a mesh (as EdgeChecker's).
-  LoopChecker(const Fusion &fusion, const LoopedCommunication &loop, smt::Context &ctx,
+  LoopChecker(const Fusion &fusion, const LoopedStatement &loop, smt::Context &ctx,
               std::vector<int64_t> universe);
 
-  /// Every claim in order (input view, output view, read range, coverage):
-  /// the first that is not proved, else proved.
+  /// Every claim in order (each read view and its range, the write view,
+  /// coverage): the first that is not proved, else proved.
   Outcome check();
-  /// The claims about the input alone (its view, its read range): whether
-  /// the read view statement feeding the Communication is local.
-  Outcome checkReadView();
+  /// The claims about one read view alone (its view, its read range):
+  /// whether the read view statement feeding the statement is local.
+  Outcome checkReadView(const SliceView &read);
 
   /// Sizes for which the claims were proved, in user terms.
   std::vector<std::string> assumptions() const;
@@ -50,13 +50,13 @@ public:
 private:
   Outcome checkConstraints();
   Outcome checkView(const SliceView &view);
-  Outcome checkReadsInRange();
+  Outcome checkReadsInRange(const SliceView &in);
   Outcome checkCoversOutput();
   smt::Int bound(const Extent &e, std::optional<IdNum> id);
   /// The loop variable `it` within [lo, hi).
   smt::Bool inLoop(const smt::Int &s);
-  /// Implied constraints of both bases and slices, plus slice and base
-  /// extents agreeing axis by axis: every query assumes both views'.
+  /// Implied constraints of every base and slice, plus slice and base
+  /// extents agreeing axis by axis: every query assumes every view's.
   smt::Bool constraints();
   smt::Bool sliceConstraints(const SliceView &view);
   smt::QueryResult solve(const std::string &name, std::vector<smt::Bool> assertions,
@@ -67,7 +67,7 @@ private:
   std::string valueOf(const Extent &e, const Counterexample &c) const;
 
   const Fusion &fusion_;
-  const LoopedCommunication &loop_;
+  const LoopedStatement &loop_;
   smt::Context &ctx_;
   Encoder enc_;
   std::vector<int64_t> universe_;

@@ -16,8 +16,8 @@ constexpr std::pair<CommKind, CollectiveType> kLoweringCollectives[] = {
 };
 
 /// The kinds that are no collective, with their spellings.
-constexpr std::pair<CommKind, const char *> kOtherKinds[] = {
-    {CommKind::None, "none"}, {CommKind::Alias, "alias"}, {CommKind::Unsupported, "unsupported"}};
+constexpr std::pair<CommKind, const char *> kOtherKinds[] = {{CommKind::None, "none"},
+                                                             {CommKind::Alias, "alias"}};
 
 } // namespace
 
@@ -38,17 +38,7 @@ const char *commKindName(CommKind k) {
   for (const auto &[kind, name] : kOtherKinds)
     if (kind == k)
       return name;
-  return "unsupported";
-}
-
-std::optional<CommKind> parseCommKind(const std::string &s) {
-  for (const auto &[kind, name] : kOtherKinds)
-    if (s == name)
-      return kind;
-  for (const auto &[kind, c] : kLoweringCollectives)
-    if (s == collectiveTypeName(c))
-      return kind;
-  return std::nullopt;
+  return "none";
 }
 
 std::optional<CommKind> commKindFromCollective(CollectiveType c) {
@@ -81,9 +71,11 @@ bool isRootedComm(CommKind k) {
 
 std::string Lowering::str() const {
   std::string s = commKindName(kind);
-  if (localPermute)
+  if (padded)
+    s += "+pad";
+  else if (localPermute)
     s += "+permute";
-  if (kind == CommKind::None || kind == CommKind::Alias || kind == CommKind::Unsupported)
+  if (kind == CommKind::None || kind == CommKind::Alias)
     return s;
   if (teams.size() == 1 && teams[0].pairs.empty()) {
     s += " over team " + devicesStr(teams[0].devices);
@@ -100,6 +92,24 @@ std::string Lowering::str() const {
   if (!teams.empty() && teams[0].root)
     s += " with root " + std::to_string(*teams[0].root);
   return s;
+}
+
+bool isModelledPadding(const Lowering &l) {
+  if (!l.padded)
+    return false;
+  if (l.kind == CommKind::Allgather || l.kind == CommKind::AllToAll)
+    return l.localPermute;
+  return isReductionComm(l.kind) && !l.localPermute &&
+         l.reduceInput == Lowering::ReduceInput::Partials;
+}
+
+std::optional<Lowering> paddedLowering(const Lowering &l) {
+  Lowering p = l;
+  p.padded = true;
+  p.localPermute = l.kind == CommKind::Allgather || l.kind == CommKind::AllToAll;
+  if (!isModelledPadding(p))
+    return std::nullopt;
+  return p;
 }
 
 const char *nvfuserRuntimeName(NvfuserRuntime r) {

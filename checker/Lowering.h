@@ -17,24 +17,30 @@ namespace shardcheck {
 
 /// The communication an edge needs or was given (DESIGN section 6 names):
 /// none, an alias, or one of the collectives ir/Collectives.h marks
-/// `lowering`, in that list's order.
+/// `lowering`, in that list's order. That no lowering serves an edge is a
+/// verdict's result (EdgeResult, checker/Checker.h), not a kind.
 enum class CommKind {
   None,
   Alias,
 #define SC_COMM_KIND(name, hostIr, lowering, ...) SC_COLLECTIVE_IF(lowering, name, )
   SHARDCHECK_COLLECTIVES(SC_COMM_KIND)
 #undef SC_COMM_KIND
-      Unsupported,
 };
+
+/// How reports name the lowering a verdict lacks: an edge no single lowering
+/// serves, or a compiler collective the checker does not lower to.
+inline constexpr const char *kNoLoweringName = "unsupported";
+/// What reports name the lowering of an edge the planner's multi-step plan
+/// serves (checker/Planner.h): no single collective.
+inline constexpr const char *kMultiStepName = "multi-step";
 
 const char *commKindName(CommKind k);
 
 /// A device list as messages print it: `(0 1 3)`; a run of more than 16
 /// consecutive devices as `(0..1023)`.
 std::string devicesStr(const std::vector<int64_t> &devices);
-std::optional<CommKind> parseCommKind(const std::string &s);
 std::optional<CommKind> commKindFromCollective(CollectiveType c);
-/// The collective a lowering runs; nullopt for None, Alias, Unsupported.
+/// The collective a lowering runs; nullopt for None and Alias.
 std::optional<CollectiveType> collectiveOfCommKind(CommKind k);
 bool isReductionComm(CommKind k);
 /// What a lowering's root does (RootRole::None for kinds without one).
@@ -62,10 +68,25 @@ struct Lowering {
   /// what nvFuser's runtime hands a Communication (compiler lowerings).
   enum class ReduceInput { Partials, ProducerBuffer };
   ReduceInput reduceInput = ReduceInput::Partials;
+  /// The lowering of an edge with an uneven device split (docs/semantics.md,
+  /// Padded collectives): every member's buffer has the ceilDiv chunk size,
+  /// padding slots hold nothing, and the collective moves the padded
+  /// buffers. Allgather and AllToAll then also have `localPermute` (the
+  /// unpad copy places each element); reductions act on partials.
+  bool padded = false;
 
-  /// `Allgather team=(0 1)`, `Allgather+permute teams=(0 1)(2 3)`, `alias`.
+  /// `Allgather team=(0 1)`, `Allgather+permute teams=(0 1)(2 3)`,
+  /// `Allgather+pad team=(0 1)`, `alias`.
   std::string str() const;
 };
+
+/// Whether a padded lowering is one the semantics define: Allgather or
+/// AllToAll with the unpad copy (`localPermute`), or a reduction of partials
+/// (Allreduce, Reduce, ReduceScatter).
+bool isModelledPadding(const Lowering &l);
+/// The padded form of `l` (Allgather and AllToAll gain the unpad copy), or
+/// nullopt for a kind without one.
+std::optional<Lowering> paddedLowering(const Lowering &l);
 
 /// Symbol values, e.g. {"i0": 8}.
 using Bindings = std::map<std::string, int64_t>;

@@ -6,6 +6,8 @@
 #include "checker/ExprChecker.h"
 
 #include "ir/Constraints.h"
+#include "ir/HostLoops.h"
+#include "util/Checked.h"
 #include "util/Sha256.h"
 #include "util/Version.h"
 
@@ -61,6 +63,47 @@ std::vector<Extent> localShape(const Fusion &f, const TensorView &tv) {
   return shape;
 }
 
+/// The elements `device` holds of `tv` when an uneven constant device split
+/// leaves it fewer than its padded slots (docs/semantics.md, Padded
+/// collectives): per logical axis, `clamp(E - c * ceilDiv(E, F), 0,
+/// ceilDiv(E, F))` at the device's coordinate c of an outer split by F.
+/// nullopt when every slot holds an element, and where this formula does not
+/// apply (a symbolic extent, an inner or nested device split).
+std::optional<int64_t> heldOn(const Fusion &f, const TensorView &tv, int64_t device) {
+  if (!tv.mesh)
+    return std::nullopt;
+  std::vector<IdNum> sharding = shardingIds(f, tv);
+  int64_t held = 1;
+  bool uneven = false;
+  for (IdNum id : dataLogicalIds(f, tv)) {
+    const IterDomain &d = f.id(id);
+    if (d.isBroadcast() || d.isDeviceParallel())
+      continue; // One index on every device.
+    std::optional<int64_t> count = d.extent.asConstant();
+    for (const Transform &t : f.transforms) {
+      if (t.kind != Transform::Kind::Split || t.inputs[0] != id ||
+          !f.id(t.outputs[0]).isDeviceParallel())
+        continue;
+      auto factor = t.factor.asConstant();
+      bool outerShard = std::count(sharding.begin(), sharding.end(), t.outputs[0]) > 0;
+      bool splitAgain = std::any_of(f.transforms.begin(), f.transforms.end(), [&](const auto &u) {
+        return std::count(u.inputs.begin(), u.inputs.end(), t.outputs[1]) > 0;
+      });
+      if (!count || !factor || *factor <= 0 || !outerShard || splitAgain)
+        return std::nullopt;
+      int64_t chunk = (*count + *factor - 1) / *factor;
+      int64_t c = tv.mesh->coordinate(device, f.id(t.outputs[0]).parallel);
+      uneven = uneven || *count % *factor != 0;
+      count = std::clamp<int64_t>(*count - c * chunk, 0, chunk);
+    }
+    auto product = count ? checkedMul(held, *count) : std::nullopt;
+    if (!product)
+      return std::nullopt;
+    held = *product;
+  }
+  return uneven ? std::optional<int64_t>(held) : std::nullopt;
+}
+
 /// The global (reference) shape: logical data IDs, broadcasts 1, expanded
 /// broadcasts their expanded extent.
 std::vector<Extent> globalShape(const Fusion &f, const TensorView &tv) {
@@ -104,10 +147,21 @@ private:
   };
 
   Chosen choose(size_t edgeIndex) const;
+  /// A verdict about edge `edgeIndex`, its claim and status left to fill.
+  PlanVerdict verdictAbout(size_t edgeIndex) const;
+  /// The checker's own verdict on edge `edgeIndex` (a loop's read view).
+  PlanVerdict checkerVerdict(size_t edgeIndex) const;
   std::vector<size_t> exprOrder() const;
   void addTensors();
   void addConstraints();
   void planExpr(size_t expr);
+  /// Host loops (ir/HostLoops.h): the loop model of every looped statement,
+  /// and each read or write view's buffer made a slice of its base.
+  void addSlices();
+  /// The statements `group` of one loop: a loop step, then their steps.
+  void planLoop(const std::vector<size_t> &group);
+  /// The loop claims a looped Communication's verdict carries.
+  PlanVerdict loopVerdict(size_t edgeIndex, const HostLoop &loop) const;
   void planReduction(size_t expr, const std::vector<Chosen> &chosen);
   void planCopyLike(size_t expr, const Chosen &c);
   void planCompute(size_t expr, const std::vector<Chosen> &chosen);
@@ -125,8 +179,24 @@ private:
     std::vector<PlanLocal> out;
     std::vector<Extent> shape = localShape(f_, f_.tensor(t));
     for (int64_t d : devicesOf(t))
-      out.push_back(PlanLocal{d, shape});
+      out.push_back(PlanLocal{d, shape, heldOn(f_, f_.tensor(t), d)});
     return out;
+  }
+  /// The elements a padded Allgather's temporary holds: what the members
+  /// hold of `producer`; nullopt when no member's buffer has padding.
+  std::optional<int64_t> gatheredHeld(TensorNum producer, const std::vector<int64_t> &members) {
+    int64_t sum = 0;
+    bool padded = false;
+    for (const PlanLocal &l : plan_.buffer(tensorName(producer))->local) {
+      if (!std::count(members.begin(), members.end(), l.device))
+        continue;
+      std::optional<int64_t> count = l.held ? l.held : localCount(l.shape).asConstant();
+      if (!count)
+        return std::nullopt;
+      padded = padded || l.held;
+      sum += *count;
+    }
+    return padded ? std::optional<int64_t>(sum) : std::nullopt;
   }
   std::optional<std::vector<Extent>> localOn(const std::string &buffer, int64_t device) const {
     for (const PlanLocal &l : plan_.buffer(buffer)->local)
@@ -155,18 +225,56 @@ private:
   const PlanRequest &request_;
   std::string sha_;
   Plan plan_;
+  std::map<size_t, LoopedStatement> looped_; ///< By expression.
+  std::vector<TensorNum> loopWritten_;
 };
 
-PlanStatus planStatus(Status s) {
-  switch (s) {
-  case Status::Proved:
+PlanStatus planStatus(EdgeResult r) {
+  switch (r) {
+  case EdgeResult::Proved:
     return PlanStatus::Proved;
-  case Status::Refuted:
+  case EdgeResult::Refuted:
+  case EdgeResult::Unsupported:
     return PlanStatus::Refuted;
-  case Status::Unknown:
-    return PlanStatus::Unknown;
+  case EdgeResult::Unknown:
+  case EdgeResult::Unmodelled:
+    break;
   }
   return PlanStatus::Unknown;
+}
+
+PlanStatus planStatus(CompilerResult r) {
+  switch (r) {
+  case CompilerResult::Confirmed:
+  case CompilerResult::Unnecessary:
+    return PlanStatus::Proved;
+  case CompilerResult::Refuted:
+    return PlanStatus::Refuted;
+  case CompilerResult::Unknown:
+    break;
+  }
+  return PlanStatus::Unknown;
+}
+
+PlanVerdict Builder::verdictAbout(size_t edgeIndex) const {
+  const FusionEdge &edge = g_.edges()[edgeIndex];
+  PlanVerdict v;
+  v.edge = tensorName(edge.producer) + " -> " + tensorName(edge.consumer);
+  v.expr = edge.expr;
+  v.source = "checker";
+  v.checkerVersion = kShardcheckVersion;
+  v.inputSha256 = sha_;
+  return v;
+}
+
+PlanVerdict Builder::checkerVerdict(size_t edgeIndex) const {
+  const EdgeVerdict &v = verdicts_[edgeIndex];
+  PlanVerdict pv = verdictAbout(edgeIndex);
+  pv.claim = v.lowering.str();
+  pv.status = planStatus(v.result);
+  if (v.result != EdgeResult::Proved)
+    pv.detail = v.counterexample ? v.counterexample->message : v.reason;
+  return pv;
 }
 
 Builder::Chosen Builder::choose(size_t edgeIndex) const {
@@ -174,16 +282,14 @@ Builder::Chosen Builder::choose(size_t edgeIndex) const {
   const EdgeVerdict &v = verdicts_[edgeIndex];
   Chosen c;
   c.edge = &edge;
-  c.verdict.edge = tensorName(edge.producer) + " -> " + tensorName(edge.consumer);
-  c.verdict.expr = edge.expr;
-  c.verdict.checkerVersion = kShardcheckVersion;
-  c.verdict.inputSha256 = sha_;
+  c.verdict = verdictAbout(edgeIndex);
   bool useCompiler = request_.lowerings == PlanRequest::Lowerings::Compiler && v.compiler;
   const SourceLoc &loc = f_.exprs[edge.expr].loc;
+  std::optional<Lowering> lowering;
   if (useCompiler) {
     c.compilerLowering = true;
-    c.lowering = v.compiler->lowering;
-    c.verdict.status = planStatus(v.compiler->status);
+    lowering = v.compiler->lowering;
+    c.verdict.status = planStatus(v.compiler->result);
     c.verdict.source = "compiler: " + v.compiler->source;
     if (v.compiler->counterexample)
       c.verdict.detail = v.compiler->counterexample->message;
@@ -191,30 +297,40 @@ Builder::Chosen Builder::choose(size_t edgeIndex) const {
       c.verdict.detail = v.compiler->reason;
   } else {
     if (!v.steps.empty())
-      throw PlanError(c.verdict.edge + " has a multi-step plan (" + v.lowering.str() +
-                          "): plan the fusion checker/PlanChain.h rewrites it to",
-                      loc);
-    c.lowering = v.lowering;
-    c.verdict.status = planStatus(v.status);
+      throw PlanError(
+          c.verdict.edge +
+              " has a multi-step plan: plan the fusion checker/PlanChain.h rewrites it to",
+          loc);
+    if (hasLowering(v.result))
+      lowering = v.lowering;
+    c.verdict.status = planStatus(v.result);
     c.verdict.source = "checker";
-    if (v.status != Status::Proved)
+    if (v.result != EdgeResult::Proved)
       c.verdict.detail = v.counterexample ? v.counterexample->message : v.reason;
   }
   if (edge.map.unsupported)
     throw PlanError(c.verdict.edge + " has no element map (" + *edge.map.unsupported +
                         "); no plan can compute it",
                     loc);
-  if (c.lowering.kind == CommKind::Unsupported)
+  if (!lowering)
     throw PlanError(c.verdict.edge + " has no lowering (" +
-                        (v.reason.empty() ? std::string("unsupported") : v.reason) +
+                        (v.reason.empty() ? std::string(kNoLoweringName) : v.reason) +
                         "); no plan can move its data",
                     loc);
+  c.lowering = std::move(*lowering);
   c.verdict.claim = c.lowering.str();
   return c;
 }
 
 /// Expressions in an order where every operand is produced first.
 std::vector<size_t> Builder::exprOrder() const {
+  if (!looped_.empty()) { // A host program: its own order, loops in place.
+    std::vector<size_t> order;
+    for (size_t e = 0; e < f_.exprs.size(); ++e)
+      if (!f_.exprs[e].outputs.empty())
+        order.push_back(e);
+    return order;
+  }
   std::map<TensorNum, size_t> position;
   for (size_t i = 0; i < g_.topologicalOrder().size(); ++i)
     position[g_.topologicalOrder()[i]] = i;
@@ -234,10 +350,11 @@ void Builder::addTensors() {
   for (const auto &[t, tv] : f_.tensors) {
     PlanTensor pt;
     pt.tensor = t;
-    bool given = inputs.count(t) || !f_.producerExpr(t);
-    pt.role = outputs.count(t) && (f_.producerExpr(t) || inputs.count(t)) ? "output"
-              : given                                                     ? "input"
-                                                                          : "intermediate";
+    bool loopWritten = std::find(loopWritten_.begin(), loopWritten_.end(), t) != loopWritten_.end();
+    bool given = inputs.count(t) || (!f_.producerExpr(t) && !loopWritten);
+    pt.role = outputs.count(t) && (f_.producerExpr(t) || inputs.count(t) || loopWritten) ? "output"
+              : given                                                                    ? "input"
+                      : "intermediate";
     pt.shape = globalShape(f_, tv);
     pt.sharding = f_.tensorStr(t);
     plan_.tensors.push_back(pt);
@@ -267,6 +384,22 @@ void Builder::addConstraints() {
   for (const auto &[t, tv] : f_.tensors)
     for (const SizeConstraint &c : impliedConstraints(f_, tv))
       add(c);
+  // A slice's extents are its base's, the sliced axis left out (the loop
+  // claims assume so).
+  for (const auto &[e, ls] : looped_) {
+    std::vector<SliceView> views = ls.reads;
+    if (ls.write)
+      views.push_back(*ls.write);
+    for (const SliceView &v : views) {
+      std::vector<Extent> slice = globalShape(f_, f_.tensor(v.view));
+      std::vector<Extent> base = globalShape(f_, f_.tensor(v.base));
+      base.erase(base.begin() + static_cast<std::ptrdiff_t>(v.position));
+      for (size_t k = 0; k < slice.size() && k < base.size(); ++k)
+        if (slice[k].str() != base[k].str() && !(slice[k].isConstant() && base[k].isConstant()))
+          add({PlanConstraint::Kind::Equal, slice[k], base[k],
+               slice[k].str() + " == " + base[k].str()});
+    }
+  }
   for (const FusionEdge &e : g_.edges())
     for (size_t i = 0; i < e.map.consumerIds.size(); ++i) {
       const auto &p = e.map.producerIds[i];
@@ -324,8 +457,9 @@ std::string Builder::gatherInto(const Chosen &c, const std::string &target) {
     temp.teams.push_back(PlanTeam{t.devices, t.root, t.pairs});
     std::vector<Extent> shape{Extent::constant(static_cast<int64_t>(t.devices.size()))};
     shape.insert(shape.end(), producerShape.begin(), producerShape.end());
+    std::optional<int64_t> held = gatheredHeld(c.edge->producer, t.devices);
     for (int64_t d : t.devices)
-      temp.local.push_back(PlanLocal{d, shape});
+      temp.local.push_back(PlanLocal{d, shape, held});
   }
   std::string name = addBuffer(temp).name;
   addStep(collectiveStep(CollectiveType::Allgather, c.lowering.teams, tensorName(c.edge->producer),
@@ -564,6 +698,111 @@ void Builder::planExpr(size_t expr) {
     planCompute(expr, chosen);
 }
 
+void Builder::addSlices() {
+  for (const auto &[e, ls] : looped_) {
+    std::vector<SliceView> views = ls.reads;
+    if (ls.write)
+      views.push_back(*ls.write);
+    for (const SliceView &v : views) {
+      PlanBuffer *b = nullptr;
+      for (PlanBuffer &candidate : plan_.buffers)
+        if (candidate.name == tensorName(v.view))
+          b = &candidate;
+      const TensorView &base = f_.tensor(v.base);
+      size_t axis = v.position;
+      if (base.hasAllocation()) {
+        auto at = std::find(base.allocation.begin(), base.allocation.end(), v.axis);
+        if (at == base.allocation.end())
+          throw PlanError(tensorName(v.view) + " slices " + tensorName(v.base) +
+                              " along an axis its allocation domain does not list",
+                          f_.exprs[e].loc);
+        axis = static_cast<size_t>(at - base.allocation.begin());
+      }
+      // A slice sharded unlike its part of the base (a refuted
+      // loop-view-slice) is no window of the base's buffer.
+      // Symbolic extents are equal where the constraints say so; the run
+      // checks the window at bound sizes.
+      std::vector<Extent> window = localShape(f_, base), own = localShape(f_, f_.tensor(v.view));
+      window.erase(window.begin() + static_cast<std::ptrdiff_t>(std::min(axis, window.size() - 1)));
+      bool differs = window.size() != own.size();
+      for (size_t k = 0; !differs && k < own.size(); ++k)
+        differs = window[k].isConstant() && own[k].isConstant() && window[k].str() != own[k].str();
+      if (differs)
+        throw PlanError(tensorName(v.view) + " is no window of " + tensorName(v.base) +
+                            "'s buffer (it is sharded unlike its part of " + tensorName(v.base) +
+                            "); no plan can slice it",
+                        f_.exprs[e].loc);
+      b->kind = BufferKind::Slice;
+      b->base = tensorName(v.base);
+      b->axis = axis;
+      b->loopVar = ls.loop.var;
+    }
+  }
+}
+
+PlanVerdict Builder::loopVerdict(size_t edgeIndex, const HostLoop &loop) const {
+  // The checker proves a looped Communication's loop claims together with
+  // the compiler's choice: a failed claim refutes (or leaves unknown) that
+  // choice with rule `host-loop` (checker/Checker.cpp, applyLoopOutcome);
+  // where the choice was not confirmed for another reason, the claims were
+  // not established.
+  const EdgeVerdict &v = verdicts_[edgeIndex];
+  PlanVerdict pv = verdictAbout(edgeIndex);
+  pv.claim = "the loop `" + loop.header + "` reads in range and covers the output";
+  const auto &c = v.compiler;
+  bool loopFailed =
+      c && ((c->counterexample && c->counterexample->rule == "host-loop") ||
+            (c->result == CompilerResult::Unknown && c->reason.rfind("its loop `", 0) == 0));
+  if (c && (c->result == CompilerResult::Confirmed || c->result == CompilerResult::Unnecessary)) {
+    pv.status = PlanStatus::Proved;
+  } else if (loopFailed) {
+    pv.status = planStatus(c->result);
+    pv.detail = c->counterexample ? c->counterexample->message : c->reason;
+  } else {
+    pv.status = PlanStatus::Unknown;
+    pv.detail = "the loop claims were not established: the compiler's Communication is not "
+                "confirmed";
+  }
+  return pv;
+}
+
+void Builder::planLoop(const std::vector<size_t> &group) {
+  size_t loopIndex = plan_.steps.size();
+  const LoopedStatement *model = &looped_.at(group.front());
+  PlanStep loop;
+  loop.kind = StepKind::Loop;
+  loop.loopVar = model->loop.var;
+  loop.lo = model->loop.lo;
+  loop.hi = model->loop.hi;
+  addStep(loop);
+  // A read view is the slice buffer itself, with no step: the loop step
+  // rests on its verdict.
+  for (size_t e : group) {
+    if (!looped_.count(e))
+      continue; // A read view.
+    planExpr(e);
+    for (const SliceView &read : looped_.at(e).reads)
+      for (size_t i = 0; i < g_.edges().size(); ++i)
+        if (g_.edges()[i].consumer == read.view && g_.edges()[i].producer == read.base)
+          plan_.steps[loopIndex].restsOn.push_back(checkerVerdict(i));
+  }
+  for (size_t e : group)
+    if (f_.exprs[e].kind == OpKind::Communication)
+      for (size_t i = 0; i < g_.edges().size(); ++i)
+        if (g_.edges()[i].expr == e)
+          plan_.steps[loopIndex].restsOn.push_back(loopVerdict(i, model->loop));
+  PlanStep &step = plan_.steps[loopIndex];
+  step.body = plan_.steps.size() - loopIndex - 1;
+  std::set<int64_t> devices;
+  for (size_t j = loopIndex + 1; j < plan_.steps.size(); ++j)
+    devices.insert(plan_.steps[j].devices.begin(), plan_.steps[j].devices.end());
+  step.devices.assign(devices.begin(), devices.end());
+  if (step.restsOn.empty()) // The loop itself rests on its statements' verdicts.
+    for (size_t j = loopIndex + 1; j < plan_.steps.size(); ++j)
+      step.restsOn.insert(step.restsOn.end(), plan_.steps[j].restsOn.begin(),
+                          plan_.steps[j].restsOn.end());
+}
+
 Plan Builder::build() {
   plan_.version = kPlanVersion;
   plan_.checkerVersion = kShardcheckVersion;
@@ -581,10 +820,41 @@ Plan Builder::build() {
       throw PlanError(tensorName(t) + " is an output that no expression read defines: nothing "
                                       "computes it",
                       f_.tensor(t).loc);
+  loopWritten_ = loopWrittenBases(f_);
+  for (size_t e = 0; e < f_.exprs.size(); ++e)
+    if (isInHostLoop(f_.exprs[e])) {
+      auto model = loopedStatement(f_, f_.exprs[e]);
+      if (auto *why = std::get_if<std::string>(&model))
+        throw PlanError("no plan can run this statement of the loop `" +
+                            f_.exprs[e].attr(kHostLoopAttr) + "`: " + *why,
+                        f_.exprs[e].loc);
+      looped_.emplace(e, std::get<LoopedStatement>(model));
+    }
   addTensors();
+  addSlices();
   addConstraints();
-  for (size_t expr : exprOrder())
-    planExpr(expr);
+  std::vector<size_t> order = exprOrder();
+  std::set<TensorNum> readViews;
+  for (const auto &[e, ls] : looped_)
+    for (const SliceView &read : ls.reads)
+      readViews.insert(read.view);
+  for (size_t i = 0; i < order.size();) {
+    const Expr &e = f_.exprs[order[i]];
+    if (isSliceView(e) && readViews.count(e.outputs[0])) {
+      ++i; // Its buffer is a slice of its base (addSlices).
+      continue;
+    }
+    if (!isInHostLoop(e)) {
+      planExpr(order[i++]);
+      continue;
+    }
+    std::vector<size_t> group{order[i++]};
+    while (i < order.size() &&
+           (sameHostLoop(f_.exprs[order[i]], f_.exprs[group[0]]) ||
+            (isSliceView(f_.exprs[order[i]]) && readViews.count(f_.exprs[order[i]].outputs[0]))))
+      group.push_back(order[i++]);
+    planLoop(group);
+  }
   return std::move(plan_);
 }
 

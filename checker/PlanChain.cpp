@@ -66,7 +66,8 @@ EdgeVerdict stepVerdict(const Fusion &f, const FusionEdge &e, size_t index,
   v.exprName = f.exprs[e.expr].op;
   v.loc = f.exprs[e.expr].loc;
   v.lowering = step.lowering;
-  v.status = step.status;
+  // The planner keeps proved steps only; any other is not trusted.
+  v.result = step.status == Status::Proved ? EdgeResult::Proved : EdgeResult::Unknown;
   v.assumptions = step.assumptions;
   return v;
 }

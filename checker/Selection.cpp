@@ -67,7 +67,7 @@ Lowering lowering(CommKind k, std::vector<Team> teams, bool permute = false) {
 }
 
 Selection unsupported(std::string reason, std::vector<Lowering> steps = {}) {
-  return Selection{Lowering{CommKind::Unsupported, {}, false}, std::move(reason), std::move(steps)};
+  return Selection{std::nullopt, std::move(reason), std::move(steps)};
 }
 
 struct EdgeView {
@@ -263,12 +263,14 @@ std::optional<std::string> communicationRuleViolation(const Expr &expr) {
   return std::nullopt;
 }
 
-Lowering loweringOfCommunication(const Fusion &fusion, const Expr &expr) {
+std::optional<Lowering> loweringOfCommunication(const Fusion &fusion, const Expr &expr) {
   SC_ASSERT(expr.communication, "not a communication");
   const CommunicationInfo &ci = *expr.communication;
-  Lowering l;
   auto kind = commKindFromCollective(ci.type);
-  l.kind = kind ? *kind : CommKind::Unsupported;
+  if (!kind)
+    return std::nullopt;
+  Lowering l;
+  l.kind = *kind;
   if (l.kind == CommKind::SendRecv) {
     // nvFuser's sender is the root; the receiver is the other member (the
     // root itself in a team of one: a local copy). Without a printed root,

@@ -22,9 +22,9 @@ namespace shardcheck {
 enum class SelectionReading { Semantic, NvFuser };
 
 struct Selection {
-  /// The proposed lowering; kind Unsupported when no single collective
-  /// applies (then `reason` says why and `steps` may hold a decomposition).
-  Lowering lowering;
+  /// The proposed lowering; nullopt when no single collective applies
+  /// (then `reason` says why and `steps` may hold a decomposition).
+  std::optional<Lowering> lowering;
   std::string reason;
   std::vector<Lowering> steps;
 };
@@ -51,7 +51,8 @@ std::vector<Team> teamsAlong(const DeviceMesh &mesh, ParallelType didType);
 std::optional<std::string> communicationRuleViolation(const Expr &expr);
 
 /// The lowering a host IR Communication states, with its team expanded to
-/// every parallel team of the mesh when it is one row of it.
-Lowering loweringOfCommunication(const Fusion &fusion, const Expr &expr);
+/// every parallel team of the mesh when it is one row of it; nullopt for a
+/// collective the checker does not lower to (CollectivePermute).
+std::optional<Lowering> loweringOfCommunication(const Fusion &fusion, const Expr &expr);
 
 } // namespace shardcheck

@@ -3,6 +3,7 @@
 // It does not parse dumps or JSON IR (ir/reader does) and does not check.
 #include "dtensor/DTensorInput.h"
 
+#include "dtensor/DTensorPlan.h"
 #include "dtensor/DTensorReader.h"
 #include "dtensor/DTensorToIr.h"
 #include "ir/Limits.h"
@@ -37,8 +38,7 @@ InputDocument readInputDocument(std::string_view text, const std::string &file) 
                    "the recorder could not attribute DTensor's collectives: " + *c.recorderError,
                    c.loc,
                    {}});
-  if (c.issued)
-    addNotes(issuedBytesReport(c), c.issued->loc, r.notes);
+  addNotes(dtensorBytesReport(c), c.issued ? c.issued->loc : c.loc, r.notes);
   return r;
 }
 

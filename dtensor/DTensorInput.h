@@ -4,7 +4,8 @@
 // A text whose JSON "format" names shardcheck-dtensor is read and mapped to
 // the IR here (DTensorReader.h, DTensorToIr.h); any other text goes to
 // ir/reader's readDocument unchanged. The notes returned with the Document
-// (DTensor's recorded collectives and bytes per rank; a recorder error) are
+// (DTensor's plan's collectives and bytes per rank, from the recording or
+// from the model of its plan, DTensorPlan.h; a recorder error) are
 // for the report.
 //
 // This file does not check anything and changes nothing for dumps and JSON

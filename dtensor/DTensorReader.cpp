@@ -51,8 +51,9 @@ private:
   void tensor(const Node &n, DTensorCase &c) const;
   Placements placements(const Node &n) const;
   Placement placement(const Node &n) const;
-  Issued issued(const Node &n) const;
-  IssuedCollective collective(const Node &n) const;
+  Issued issued(const Node &n, const DeviceMesh &mesh) const;
+  IssuedCollective collective(const Node &n, const DeviceMesh &mesh) const;
+  void requireMeshDevice(const Node &n, int64_t device, const DeviceMesh &mesh) const;
   IssuedStep step(const Node &n, size_t collectiveCount) const;
 
   const jsonir::ParsedJson &parsed_;
@@ -178,7 +179,14 @@ Placements Reader::placements(const Node &n) const {
   return r;
 }
 
-IssuedCollective Reader::collective(const Node &n) const {
+/// A rank or group member a collective names must be a device of the mesh:
+/// the mapping locates it there.
+void Reader::requireMeshDevice(const Node &n, int64_t device, const DeviceMesh &mesh) const {
+  if (!mesh.contains(device))
+    fail(kSchema, n.path, "rank " + std::to_string(device) + " is not a device of the mesh");
+}
+
+IssuedCollective Reader::collective(const Node &n, const DeviceMesh &mesh) const {
   expectObject(n, "collective", {"kind", "op", "reduce_op", "ranks"});
   IssuedCollective c;
   c.loc = loc(n.path);
@@ -195,9 +203,13 @@ IssuedCollective Reader::collective(const Node &n) const {
     c.reduceOp = string(*op);
   for (const Node &r : elements(required(n, "ranks"))) {
     expectObject(r, "rank entry", {"rank", "group", "input_shape", "output_shape"});
-    c.ranks.push_back(RankCall{integer(required(r, "rank"), 0), integers(required(r, "group"), 0),
+    Node rank = required(r, "rank"), group = required(r, "group");
+    c.ranks.push_back(RankCall{integer(rank, 0), integers(group, 0),
                                integers(required(r, "input_shape"), 0),
                                integers(required(r, "output_shape"), 0)});
+    requireMeshDevice(rank, c.ranks.back().rank, mesh);
+    for (const Node &member : elements(group))
+      requireMeshDevice(member, integer(member, 0), mesh);
   }
   return c;
 }
@@ -219,7 +231,7 @@ IssuedStep Reader::step(const Node &n, size_t collectiveCount) const {
   return s;
 }
 
-Issued Reader::issued(const Node &n) const {
+Issued Reader::issued(const Node &n, const DeviceMesh &mesh) const {
   expectObject(n, "dtensor",
                {"recorder", "torch_version", "rank_views", "steps", "collectives", "comm_counts"});
   Issued r;
@@ -228,7 +240,7 @@ Issued Reader::issued(const Node &n) const {
     r.torchVersion = string(*v);
   if (auto list = optional(n, "collectives"))
     for (const Node &e : elements(*list))
-      r.collectives.push_back(collective(e));
+      r.collectives.push_back(collective(e, mesh));
   for (const Node &e : elements(required(n, "steps")))
     r.steps.push_back(step(e, r.collectives.size()));
   return r;
@@ -254,7 +266,7 @@ DTensorCase Reader::read() {
   c.source = placements(required(root, "source"));
   c.target = placements(required(root, "target"));
   if (auto d = optional(root, "dtensor"))
-    c.issued = issued(*d);
+    c.issued = issued(*d, c.mesh);
   if (auto e = optional(root, "recorder_error"))
     c.recorderError = string(*e);
   for (const char *key : {"expect", "notes"})

@@ -4,10 +4,10 @@
 // "shardcheck-dtensor/1" (isDTensorText). The reader validates the schema
 // the document states (unknown fields, wrong types, a mesh whose shape does
 // not match its devices, a placement it cannot spell, a step naming a
-// collective that is not listed), each error an InputError located at
-// FILE:LINE:COL of the JSON with its JSON pointer. Codes: `dtensor-format`
-// (not this format or another version), `dtensor-schema` (the rules above),
-// and the JSON text errors of ir/json/JsonText.h (`json-malformed`).
+// collective that is not listed, a recorded rank that is no mesh device), each error an InputError
+// located at FILE:LINE:COL of the JSON with its JSON pointer. Codes: `dtensor-format` (not this
+// format or another version), `dtensor-schema` (the rules above), and the JSON text errors of
+// ir/json/JsonText.h (`json-malformed`).
 //
 // It does not decide whether a placement has a faithful IR mapping
 // (DTensorToIr.h rejects those) and does not check anything.

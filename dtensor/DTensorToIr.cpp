@@ -67,6 +67,8 @@ std::vector<int64_t> defaultOrder(const DTensorCase &c, const std::vector<Placem
   return inner;
 }
 
+} // namespace
+
 /// The mesh dims sharding each tensor dim, outermost first.
 std::map<int64_t, std::vector<int64_t>> shardOrder(const DTensorCase &c, const Placements &ps) {
   std::map<int64_t, std::vector<int64_t>> byDim;
@@ -93,6 +95,8 @@ std::map<int64_t, std::vector<int64_t>> shardOrder(const DTensorCase &c, const P
   }
   return order;
 }
+
+namespace {
 
 /// Rejects nested shards whose outer levels do not divide: DTensor chunks
 /// each level by its local size, nvFuser's nested splits by the global
@@ -153,6 +157,8 @@ std::pair<std::string, std::string> reductionOf(const std::string &reduceOp) {
   return {"add", "float(0)"};
 }
 
+} // namespace
+
 DataType dataTypeOf(const std::string &torchName) {
   static const std::map<std::string, DataType> names = {
       {"float32", DataType::Float},     {"float", DataType::Float},  {"float64", DataType::Double},
@@ -162,6 +168,8 @@ DataType dataTypeOf(const std::string &torchName) {
   auto it = names.find(torchName);
   return it == names.end() ? DataType::Float : it->second;
 }
+
+namespace {
 
 /// Builds one tensor of the mapping. Its logical domain lists the partial
 /// axes (unreduced on their DID, or reduced here) in mesh-dim order, then
@@ -307,8 +315,6 @@ Fusion transitionFusion(const DTensorCase &c) {
 
 // --- DTensor's steps. ---
 
-namespace {
-
 /// The devices of mesh dim k's group through `device`, in coordinate order.
 std::vector<int64_t> groupAlong(const DeviceMesh &mesh, int64_t k, int64_t device) {
   std::vector<int64_t> coords = mesh.coordinates(device);
@@ -319,6 +325,8 @@ std::vector<int64_t> groupAlong(const DeviceMesh &mesh, int64_t k, int64_t devic
   }
   return group;
 }
+
+namespace {
 
 /// The team of `coll`: the group of the mesh's first device. Every rank's
 /// group must be its row along one mesh dim (the one the team spans), so
@@ -351,6 +359,8 @@ std::vector<int64_t> teamOf(const DTensorCase &c, const IssuedCollective &coll) 
   return it->group;
 }
 
+} // namespace
+
 /// The IR collective of a DTensor collective kind the mapping models.
 std::optional<CollectiveType> collectiveOf(const std::string &kind) {
   static const std::map<std::string, CollectiveType> kinds = {
@@ -361,6 +371,8 @@ std::optional<CollectiveType> collectiveOf(const std::string &kind) {
   auto it = kinds.find(kind);
   return it == kinds.end() ? std::nullopt : std::optional(it->second);
 }
+
+namespace {
 
 /// Whether the split of tensor dim d by mesh dim k divides in `l` (the
 /// extent at k's level, all outer levels dividing by requireFaithfulNesting).
@@ -633,53 +645,6 @@ Document dtensorToDocument(const DTensorCase &c) {
   if (c.issued && !c.issued->steps.empty())
     doc.fusions.push_back(StepChain(c).build());
   return doc;
-}
-
-namespace {
-
-/// Bytes one rank moves for one collective (nccl-tests' bus factors).
-double busBytes(const IssuedCollective &coll, const RankCall &r, int elementSize) {
-  double in = elementSize;
-  for (int64_t s : r.inputShape)
-    in *= static_cast<double>(s);
-  double n = static_cast<double>(r.group.size());
-  if (n <= 1)
-    return 0;
-  if (coll.kind == "all_gather")
-    return in * (n - 1);
-  if (coll.kind == "all_reduce")
-    return 2 * in * (n - 1) / n;
-  if (coll.kind == "broadcast")
-    return in;
-  return in * (n - 1) / n; // reduce_scatter, all_to_all
-}
-
-} // namespace
-
-std::string issuedBytesReport(const DTensorCase &c) {
-  if (!c.issued || c.issued->collectives.empty())
-    return "";
-  int size = dataTypeSize(dataTypeOf(c.dtype));
-  std::ostringstream os;
-  std::map<int64_t, double> total;
-  for (size_t i = 0; i < c.issued->collectives.size(); ++i) {
-    const IssuedCollective &coll = c.issued->collectives[i];
-    double most = 0;
-    for (const RankCall &r : coll.ranks) {
-      double b = busBytes(coll, r, size);
-      total[r.rank] += b;
-      most = std::max(most, b);
-    }
-    os << "DTensor collective " << i << ": " << coll.kind << " over "
-       << (coll.ranks.empty() ? 0 : coll.ranks.front().group.size()) << " ranks, "
-       << static_cast<int64_t>(most) << " bytes per rank (most)\n";
-  }
-  double most = 0;
-  for (const auto &[_, b] : total)
-    most = std::max(most, b);
-  os << "DTensor's sequence: " << c.issued->collectives.size() << " collectives, "
-     << static_cast<int64_t>(most) << " bytes per rank (most)\n";
-  return os.str();
 }
 
 } // namespace shardcheck::dtensor

@@ -43,17 +43,30 @@
 #include "dtensor/DTensorCase.h"
 #include "ir/Fusion.h"
 
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace shardcheck::dtensor {
 
 /// The Document check-sharding checks for a DTensor document.
 Document dtensorToDocument(const DTensorCase &c);
 
-/// Bytes per rank of DTensor's recorded collectives (nccl-tests' bus
-/// factors: Allgather (n-1) * in, ReduceScatter and AllToAll (n-1)/n * in,
-/// Allreduce 2(n-1)/n * in, Broadcast in), one line per collective and a
-/// total, for the report; empty when nothing was recorded.
-std::string issuedBytesReport(const DTensorCase &c);
+/// The mesh dims sharding each tensor dim of `ps`, outermost first
+/// (DTensor's shard order: its default, `_StridedShard` nesting, or the
+/// document's `shard_order`); a split factor no nesting expresses is a
+/// `dtensor-unmapped` InputError.
+std::map<int64_t, std::vector<int64_t>> shardOrder(const DTensorCase &c, const Placements &ps);
+
+/// The devices of mesh dim k's group through `device`, in coordinate order.
+std::vector<int64_t> groupAlong(const DeviceMesh &mesh, int64_t k, int64_t device);
+
+/// The IR dtype of a torch dtype name (float32 when unknown).
+DataType dataTypeOf(const std::string &torchName);
+
+/// The IR collective of a DTensor collective kind the mapping models
+/// (all_gather, reduce_scatter, all_reduce, all_to_all); nullopt for others.
+std::optional<CollectiveType> collectiveOf(const std::string &kind);
 
 } // namespace shardcheck::dtensor

@@ -120,6 +120,7 @@ std::vector<std::vector<int64_t>> BufferMap::packCounts(const PlanBuffer &packed
 std::vector<int64_t> BufferMap::compute(const PlanBuffer &b, int64_t device) const {
   switch (b.kind) {
   case BufferKind::Tensor:
+  case BufferKind::Slice: // The slice tensor's layout: the window it is.
     return layout(b.tensor).slots(device);
   case BufferKind::View: {
     std::vector<int64_t> out;

@@ -1,9 +1,11 @@
 // BufferMap: which element each slot of each plan buffer holds.
 //
-// A plan (plan/Plan.h) names buffers of six kinds; this file says, at
+// A plan (plan/Plan.h) names buffers of seven kinds; this file says, at
 // concrete sizes, what every slot of every device's buffer holds, from the
 // executor's own layouts (executor/Layout.h) and the fusion's domain maps:
-// - tensor T: T's element at that slot of T's layout;
+// - tensor T: T's element at that slot of T's layout; a loop's slice of a
+//   base likewise (T is the slice tensor; where it sits in the base is the
+//   run loop's business);
 // - view of P for consumer C over an edge: the P element that C's element at
 //   that slot of C's layout needs (docs/semantics.md, "What a consumer element
 //   needs");

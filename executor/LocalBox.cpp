@@ -172,7 +172,7 @@ std::optional<LocalBox> localBoxOf(const Fusion &fusion, TensorNum t, const Bind
 std::optional<LocalBox> bufferBoxOf(const Plan &plan, const PlanBuffer &buffer,
                                     const Bindings &symbols, int64_t device) {
   bool follows =
-      buffer.kind == BufferKind::Tensor ||
+      buffer.kind == BufferKind::Tensor || buffer.kind == BufferKind::Slice ||
       (buffer.kind == BufferKind::Partial && buffer.collective == CollectiveType::Allreduce);
   if (!follows)
     return std::nullopt;

@@ -8,11 +8,14 @@
 // does; permute, reshape, matmul and linear align them by their own rules.
 #include "executor/Reference.h"
 
+#include "ir/HostLoops.h"
+
 #include "executor/Pointwise.h"
 #include "ir/FusionGraph.h"
 #include "ir/Scalars.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -82,9 +85,12 @@ std::vector<int64_t> referenceShape(const Fusion &fusion, TensorNum t, const Bin
 std::vector<TensorNum> referenceInputs(const Fusion &fusion) {
   // A listed input that an expression defines is an output buffer passed in
   // (host IR lists preallocated outputs among its inputs): it is computed.
+  // So is a base that host loops write slice by slice.
+  std::vector<TensorNum> loopWritten = loopWrittenBases(fusion);
   std::vector<TensorNum> inputs;
   for (const auto &[n, tv] : fusion.tensors)
-    if (!fusion.producerExpr(n))
+    if (!fusion.producerExpr(n) &&
+        std::find(loopWritten.begin(), loopWritten.end(), n) == loopWritten.end())
       inputs.push_back(n);
   return inputs;
 }
@@ -557,14 +563,114 @@ public:
   ReferenceResult run(const std::map<TensorNum, HostTensor> &inputs) {
     FusionGraph graph = buildGraph();
     takeInputs(inputs);
-    for (TensorNum t : graph.topologicalOrder())
-      if (!result_.values.count(t))
-        result_.values.emplace(t, evaluateTensor(t, graph));
+    bool looped = std::any_of(fusion_.exprs.begin(), fusion_.exprs.end(), isInHostLoop);
+    if (looped) {
+      runProgram(graph);
+    } else {
+      for (TensorNum t : graph.topologicalOrder())
+        if (!result_.values.count(t))
+          result_.values.emplace(t, evaluateTensor(t, graph));
+    }
     result_.outputs = fusion_.outputs;
     return std::move(result_);
   }
 
 private:
+  /// A host program with loops (docs/semantics.md, "Communications in host
+  /// loops"), statement by statement in program order: a loop's statements
+  /// once per iteration, a read view as its base's slice at the iteration,
+  /// a write view storing the statement's result into its base's slice. A
+  /// base starts undefined (NaN): a slice no iteration writes stays so.
+  void runProgram(const FusionGraph &graph) {
+    for (TensorNum base : loopWrittenBases(fusion_)) {
+      HostTensor undefined(referenceShape(fusion_, base, symbols_), fusion_.tensor(base).dtype);
+      std::fill(undefined.data().begin(), undefined.data().end(),
+                std::numeric_limits<double>::quiet_NaN());
+      result_.values.insert_or_assign(base, std::move(undefined));
+    }
+    for (size_t i = 0; i < fusion_.exprs.size();) {
+      const Expr &e = fusion_.exprs[i];
+      size_t end = i + 1;
+      while (isInHostLoop(e) && end < fusion_.exprs.size() && sameHostLoop(fusion_.exprs[end], e))
+        ++end;
+      if (isInHostLoop(e))
+        runLoop(graph, i, end);
+      else if (!isSliceView(e)) // A read view is taken in its loop.
+        for (TensorNum t : e.outputs)
+          result_.values.insert_or_assign(t, evaluateTensor(t, graph));
+      i = end;
+    }
+  }
+
+  /// The statements [begin, end) of one loop, once per iteration, each
+  /// after its read views take the iteration's slices.
+  void runLoop(const FusionGraph &graph, size_t begin, size_t end) {
+    std::map<size_t, LoopedStatement> models;
+    for (size_t i = begin; i < end; ++i) {
+      const Expr &e = fusion_.exprs[i];
+      auto model = loopedStatement(fusion_, e);
+      if (auto *why = std::get_if<std::string>(&model))
+        throwInputError("unsupported-op", "the reference cannot run this looped statement: " + *why,
+                        e.loc);
+      models.emplace(i, std::get<LoopedStatement>(model));
+    }
+    const HostLoop &loop = models.at(begin).loop;
+    const TensorView &anchor = fusion_.tensor(fusion_.exprs[begin].outputs.at(0));
+    int64_t lo = evaluateExtent(loop.lo, symbols_, anchor);
+    int64_t hi = evaluateExtent(loop.hi, symbols_, anchor);
+    for (int64_t s = lo; s < hi; ++s)
+      for (auto &[i, model] : models) {
+        for (const SliceView &read : model.reads)
+          result_.values.insert_or_assign(read.view, sliceAt(read, s, fusion_.exprs[i]));
+        TensorNum out = fusion_.exprs[i].outputs.at(0);
+        HostTensor value = evaluateTensor(out, graph);
+        if (const auto &w = model.write)
+          storeSlice(*w, s, value, fusion_.exprs[i]);
+        result_.values.insert_or_assign(out, std::move(value));
+      }
+  }
+
+  /// Outer count, axis extent and inner count of `view`'s base around its
+  /// sliced axis; `s` must index the axis and the slice hold `count` values.
+  std::array<int64_t, 3> sliceGeometry(const SliceView &view, int64_t s, int64_t count,
+                                       const Expr &at) const {
+    const std::vector<int64_t> &shape = result_.values.at(view.base).shape();
+    int64_t outer = 1, inner = 1;
+    for (size_t k = 0; k < shape.size(); ++k)
+      (k < view.position ? outer : inner) *= k == view.position ? 1 : shape[k];
+    int64_t extent = view.position < shape.size() ? shape[view.position] : 0;
+    if (s < 0 || s >= extent)
+      throwInputError("loop-out-of-range",
+                      "iteration " + std::to_string(s) + " indexes " +
+                          fusion_.tensor(view.base).name() + " outside its axis of extent " +
+                          std::to_string(extent),
+                      at.loc);
+    if (count != outer * inner)
+      throwInputError("shape-mismatch",
+                      fusion_.tensor(view.view).name() + " is not a slice of " +
+                          fusion_.tensor(view.base).name() + " at these sizes",
+                      at.loc);
+    return {outer, extent, inner};
+  }
+
+  HostTensor sliceAt(const SliceView &view, int64_t s, const Expr &at) const {
+    HostTensor out(referenceShape(fusion_, view.view, symbols_), fusion_.tensor(view.view).dtype);
+    auto [outer, extent, inner] = sliceGeometry(view, s, out.numel(), at);
+    const HostTensor &base = result_.values.at(view.base);
+    for (int64_t o = 0; o < outer; ++o)
+      std::copy_n(base.data().begin() + (o * extent + s) * inner, inner,
+                  out.data().begin() + o * inner);
+    return out;
+  }
+
+  void storeSlice(const SliceView &view, int64_t s, const HostTensor &value, const Expr &at) {
+    auto [outer, extent, inner] = sliceGeometry(view, s, value.numel(), at);
+    HostTensor &base = result_.values.at(view.base);
+    for (int64_t o = 0; o < outer; ++o)
+      std::copy_n(value.data().begin() + o * inner, inner,
+                  base.data().begin() + (o * extent + s) * inner);
+  }
+
   FusionGraph buildGraph() const {
     DiagnosticEngine diags;
     auto graph = FusionGraph::build(fusion_, diags);

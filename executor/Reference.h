@@ -44,8 +44,8 @@ struct ReferenceResult {
 };
 
 /// The tensors whose values must be given: every tensor no expression
-/// defines, in ascending number order. (A tensor listed among Fusion::inputs
-/// that an expression defines, as host IR lists preallocated outputs, is
+/// defines and no host loop writes slice by slice, in ascending number order. (A tensor listed
+/// among Fusion::inputs that an expression defines, as host IR lists preallocated outputs, is
 /// computed.)
 std::vector<TensorNum> referenceInputs(const Fusion &fusion);
 
@@ -53,7 +53,9 @@ std::vector<TensorNum> referenceInputs(const Fusion &fusion);
 /// a negative extent is an InputError located at the tensor.
 std::vector<int64_t> referenceShape(const Fusion &fusion, TensorNum t, const Bindings &symbols);
 
-/// Evaluates the whole fusion unsharded in topological order. `inputs` must
+/// Evaluates the whole fusion unsharded in topological order (a host program
+/// with loops: in program order, each loop once per iteration, read and
+/// write views as slices of their bases, docs/semantics.md). `inputs` must
 /// hold exactly the tensors of referenceInputs with their shapes and dtypes.
 /// Throws InputError for anything it cannot evaluate faithfully.
 ReferenceResult evaluateReference(const Fusion &fusion,

@@ -3,6 +3,7 @@
 # fuzz-ci) and scripts/fuzz_long.sh so that all of them run a target alike.
 #
 #   FUZZ_TARGETS                 the targets: dump-reader json-ir plan-loader pipeline
+#                                dtensor-reader
 #   fuzz_run BUILD TARGET WORK ARTIFACTS LOG [FLAG...]
 #                                runs BUILD/bin/fuzz-TARGET with its dictionary
 #                                over WORK (new inputs are written there) and its
@@ -17,7 +18,7 @@
 # targets at once; its callers do.
 
 FUZZ_SOURCE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-FUZZ_TARGETS=(dump-reader json-ir plan-loader pipeline)
+FUZZ_TARGETS=(dump-reader json-ir plan-loader pipeline dtensor-reader)
 
 # The seed corpus (under BUILD/fuzz/seeds) and dictionaries of a target. A
 # plan embeds its fusion as JSON IR, so the plan loader gets both.
@@ -26,6 +27,7 @@ fuzz_seed_dir() {
     dump-reader | pipeline) echo dump ;;
     json-ir) echo json-ir ;;
     plan-loader) echo plan ;;
+    dtensor-reader) echo dtensor ;;
   esac
 }
 fuzz_dicts() {
@@ -33,6 +35,7 @@ fuzz_dicts() {
     dump-reader | pipeline) echo nvfuser_dump ;;
     json-ir) echo json_ir ;;
     plan-loader) echo "plan json_ir" ;;
+    dtensor-reader) echo dtensor ;;
   esac
 }
 

@@ -169,9 +169,9 @@ struct Expr {
   std::vector<TensorNum> tensorInputs() const;
 };
 
-/// The attribute the dump reader gives a host IR Communication posted inside
-/// a host loop (`FOR StreamIdx in iStreamIdx2{i0}`): such a Communication
-/// acts on one iteration's slice, which the checker does not model.
+/// The attribute the dump reader gives a host IR statement posted inside a
+/// host loop (`FOR StreamIdx in iStreamIdx2{i0}`): it acts on one
+/// iteration's slices (ir/HostLoops.h says which forms are modelled).
 inline constexpr const char *kHostLoopAttr = "host_loop";
 
 /// Whether `e` is a host IR Allreduce, Reduce or ReduceScatter.

@@ -273,18 +273,21 @@ DomainMap computeDomainMap(const Fusion &fusion, const Expr &expr, size_t operan
                      shownToken(expr.attr("recv_peer")) + ", are computed at run time)");
   if (auto lacking = unshardedReduction(fusion, expr, producer))
     return MapBuilder(fusion, c, p).unsupported(*lacking);
-  // A Communication in a host loop acts on one iteration's slices; where
-  // they are the slices the loop model reads (ir/HostLoops.h), the edge is
-  // one iteration's and the checker proves the loop apart (LoopChecker).
-  auto looped = isInHostLoop(expr) ? loopedCommunication(fusion, expr)
-                                   : std::variant<LoopedCommunication, std::string>();
-  if (isInHostLoop(expr))
+  // A statement in a host loop acts on one iteration's slices; where they
+  // are the slices the loop model reads (ir/HostLoops.h), the edge is one
+  // iteration's and the checker proves the loop apart (LoopChecker).
+  if (auto why = unloopedSliceWrite(fusion, expr))
+    return MapBuilder(fusion, c, p).unsupported(*why);
+  if (isInHostLoop(expr)) {
+    auto looped = expr.kind == OpKind::Communication ? loopedCommunication(fusion, expr)
+                                                     : loopedStatement(fusion, expr);
     if (auto *why = std::get_if<std::string>(&looped))
       return MapBuilder(fusion, c, p)
           .unsupported("posted inside the host loop `" + shownToken(expr.attr(kHostLoopAttr)) +
-                       "`, which shardcheck models only as one Communication per iteration "
-                       "from a slice to a slice along the loop variable: " +
+                       "`, which shardcheck models only as one statement per iteration on "
+                       "slices along the loop variable: " +
                        *why);
+  }
 
   switch (expr.kind) {
   case OpKind::Broadcast:

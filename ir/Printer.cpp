@@ -83,6 +83,8 @@ std::string callArgs(const Fusion &f, const Expr &e, std::string_view separator)
     positional.push_back(operandStr(f, o));
   std::string keyed;
   for (const auto &[key, value] : e.attrs) {
+    if (isHostScopeAttr(key) || isOutputViewAttr(key))
+      continue; // printed as the loop around it and the view before it
     if (auto index = positionalAttrIndex(key))
       positional.insert(positional.begin() +
                             static_cast<std::ptrdiff_t>(std::min(*index, positional.size())),
@@ -184,7 +186,7 @@ std::string communicationLine(const Fusion &f, const Expr &e) {
   if (!e.outputs.empty())
     s += ", output=" + f.tensorStr(e.outputs[0]);
   for (const auto &[key, value] : e.attrs) // fields the reader did not know
-    if (!isOutputViewAttr(key))
+    if (!isOutputViewAttr(key) && !isHostScopeAttr(key))
       s += ", " + key + "=" + value;
   if (!c.backend.empty())
     s += ", backend=" + c.backend;
@@ -319,18 +321,21 @@ std::string tensorListLines(const Fusion &f, const char *label,
   return s;
 }
 
+/// Every line of a printed statement indented (host IR nests statements).
+std::string indented(const std::string &text, const std::string &indent) {
+  std::string s;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    s += indent + text.substr(start, end - start + 1);
+    start = end + 1;
+  }
+  return s;
+}
+
 std::string exprStatements(const Fusion &f, const std::string &indent) {
   std::string s;
-  for (const auto &e : f.exprs) {
-    std::string text = printExpr(f, e);
-    // Indent every line of the statement (host IR nests exprs one level).
-    size_t start = 0;
-    while (start < text.size()) {
-      size_t end = text.find('\n', start);
-      s += indent + text.substr(start, end - start + 1);
-      start = end + 1;
-    }
-  }
+  for (const auto &e : f.exprs)
+    s += indented(printExpr(f, e), indent);
   return s;
 }
 
@@ -360,15 +365,57 @@ std::string kernelMathBlock(const Fusion &f) {
          (anyTransformInfo(f) ? "\n" + transformEntries(f) : "");
 }
 
+/// The `FOR`/`IF` headers around a host IR statement, outermost first, each
+/// with what tells two loops of one header apart.
+std::vector<std::pair<std::string, std::string>> hostScopesOf(const Expr &e) {
+  std::vector<std::pair<std::string, std::string>> scopes;
+  std::string outer = e.attr(kHostLoopOuterAttr);
+  for (size_t start = 0; !outer.empty() && start <= outer.size();) {
+    size_t end = std::min(outer.find(" ; ", start), outer.size());
+    scopes.emplace_back(outer.substr(start, end - start), "");
+    start = end + 3;
+  }
+  if (isInHostLoop(e))
+    scopes.emplace_back(e.attr(kHostLoopAttr), e.attr(kHostLoopIdAttr));
+  if (!e.attr(kHostBranchAttr).empty())
+    scopes.emplace_back(e.attr(kHostBranchAttr), "");
+  return scopes;
+}
+
+/// Host IR statements inside the loops and branches they were read in
+/// (ir/HostLoops.h): a statement's scopes are printed around it, and the
+/// reader gives them back to it.
+std::string hostStatements(const Fusion &f) {
+  std::string s;
+  std::vector<std::pair<std::string, std::string>> open;
+  for (const auto &e : f.exprs) {
+    // A slice view records no scope (it is no statement of the loop): it
+    // is printed where it stands, in the scopes still open.
+    auto scopes = isSliceView(e) ? open : hostScopesOf(e);
+    size_t common = 0;
+    while (common < open.size() && common < scopes.size() && open[common] == scopes[common])
+      ++common;
+    open.resize(common);
+    for (; common < scopes.size(); ++common) {
+      s += std::string(2 + 2 * common, ' ') + scopes[common].first + ":\n";
+      open.push_back(scopes[common]);
+    }
+    s += indented(printExpr(f, e), std::string(2 + 2 * open.size(), ' '));
+  }
+  return s;
+}
+
 std::string hostIrBlock(const Fusion &f) {
   return "%HostIrContainer { (" + tensorCommaList(f, f.inputs) + ") -> (" +
-         tensorCommaList(f, f.outputs) + ") :\n" + exprStatements(f, "  ") +
-         "} // %HostIrContainer\n" + (anyTransformInfo(f) ? "\n" + transformEntries(f) : "");
+         tensorCommaList(f, f.outputs) + ") :\n" + hostStatements(f) + "} // %HostIrContainer\n" +
+         (anyTransformInfo(f) ? "\n" + transformEntries(f) : "");
 }
 
 } // namespace
 
-std::string printExpr(const Fusion &f, const Expr &e) {
+namespace {
+
+std::string printStatement(const Fusion &f, const Expr &e) {
   if (!hasExpectedArity(e))
     return callStatement(f, e, e.op);
   switch (e.kind) {
@@ -400,14 +447,20 @@ std::string printExpr(const Fusion &f, const Expr &e) {
   case OpKind::Linear:
     return linearStatement(f, e);
   case OpKind::Communication:
-    // The write view naming where it writes, as nvFuser prints it first.
-    if (auto view = outputViewStatement(f, e))
-      return printExpr(f, *view) + communicationLine(f, e);
     return communicationLine(f, e);
   case OpKind::Other:
     return callStatement(f, e, e.op);
   }
   return callStatement(f, e, e.op);
+}
+
+} // namespace
+
+std::string printExpr(const Fusion &f, const Expr &e) {
+  // The write view naming where it writes, as nvFuser prints it first.
+  if (auto view = outputViewStatement(f, e))
+    return printStatement(f, *view) + printStatement(f, e);
+  return printStatement(f, e);
 }
 
 std::string printTransforms(const Fusion &f, const TensorView &tv) {

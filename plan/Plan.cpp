@@ -13,59 +13,27 @@
 namespace shardcheck {
 
 const char *planStatusName(PlanStatus s) {
-  switch (s) {
-  case PlanStatus::Proved:
-    return "proved";
-  case PlanStatus::Refuted:
-    return "refuted";
-  case PlanStatus::Unknown:
-    return "unknown";
-  }
-  return "?";
+  return nameIn(kPlanStatuses, s);
 }
 
 const char *bufferKindName(BufferKind k) {
-  switch (k) {
-  case BufferKind::Tensor:
-    return "tensor";
-  case BufferKind::View:
-    return "view";
-  case BufferKind::Gathered:
-    return "gathered";
-  case BufferKind::Packed:
-    return "packed";
-  case BufferKind::Unpacked:
-    return "unpacked";
-  case BufferKind::Partial:
-    return "partial";
-  }
-  return "?";
+  return nameIn(kBufferKinds, k);
 }
 
 const char *stepKindName(StepKind k) {
-  switch (k) {
-  case StepKind::Compute:
-    return "compute";
-  case StepKind::Collective:
-    return "collective";
-  case StepKind::Alias:
-    return "alias";
-  case StepKind::Copy:
-    return "copy";
-  }
-  return "?";
+  return nameIn(kStepKinds, k);
 }
 
 const char *computeModeName(ComputeMode m) {
-  switch (m) {
-  case ComputeMode::Whole:
-    return "whole";
-  case ComputeMode::Partial:
-    return "partial";
-  case ComputeMode::Epilogue:
-    return "epilogue";
-  }
-  return "?";
+  return nameIn(kComputeModes, m);
+}
+
+int planFormatVersion(const Plan &plan) {
+  bool loops = std::any_of(plan.steps.begin(), plan.steps.end(),
+                           [](const PlanStep &s) { return s.kind == StepKind::Loop; }) ||
+               std::any_of(plan.buffers.begin(), plan.buffers.end(),
+                           [](const PlanBuffer &b) { return b.kind == BufferKind::Slice; });
+  return loops ? kPlanLoopVersion : 1;
 }
 
 bool PlanStep::verified() const {
@@ -110,6 +78,10 @@ std::vector<std::string> planSymbols(const Plan &plan) {
   }
   for (const Transform &t : plan.fusion.transforms)
     t.factor.collectSymbols(symbols);
+  for (const PlanStep &s : plan.steps) {
+    s.lo.collectSymbols(symbols);
+    s.hi.collectSymbols(symbols);
+  }
   for (const PlanConstraint &c : plan.constraints) {
     c.lhs.collectSymbols(symbols);
     c.rhs.collectSymbols(symbols);

@@ -10,20 +10,25 @@
 // visible as such and refused unless the user insists.
 //
 // Typed: collectives and reduction operators are the enums of
-// ir/Collectives.h, not strings. The format on disk is specified in
-// docs/plan-format.md (format "shardcheck-plan", version 1); PlanReader.cpp
-// and PlanWriter.cpp read and write it, and PlanVerifier.h checks a plan's
-// internal consistency (every name defined, every count equal to its
-// buffer's size, teams within the meshes, ...). Whether a plan is *correct*
-// is not this library's business: the checker proves it, the executor runs
-// it and compares with the reference.
+// ir/Collectives.h, not strings. The plan's own vocabularies (status, buffer
+// kind, step kind, compute mode) are one list each below, X(name, spelling),
+// that generates the enum and its spelling table (SC_PLAN_VOCABULARY); the
+// printers (...Name) and the reader read that table, as ir/Collectives.h
+// does for collectives. The format on disk is
+// specified in docs/plan-format.md (format "shardcheck-plan", version 1); PlanReader.cpp and
+// PlanWriter.cpp read and write it, and PlanVerifier.h checks a plan's internal consistency (every
+// name defined, every count equal to its buffer's size, teams within the meshes, ...). Whether a
+// plan is *correct* is not this library's business: the checker proves it, the executor runs it and
+// compares with the reference.
 #pragma once
 
 #include "ir/Collectives.h"
 #include "ir/Constraints.h"
 #include "ir/Extent.h"
 #include "ir/Fusion.h"
+#include "util/Spellings.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,10 +38,28 @@
 namespace shardcheck {
 
 constexpr const char *kPlanFormat = "shardcheck-plan";
-constexpr int kPlanVersion = 1;
+/// The newest version this shardcheck reads and writes. A plan is written
+/// with the lowest version that expresses it (planFormatVersion): version 2
+/// added loop steps and slice buffers, so a plan without them is still
+/// version 1, byte for byte as before.
+constexpr int kPlanVersion = 2;
+constexpr int kPlanLoopVersion = 2;
 
-/// How sure the checker is of a step's claim.
-enum class PlanStatus { Proved, Refuted, Unknown };
+/// SC_PLAN_VOCABULARY(Enum, kTable, LIST): the enum `Enum` of an X(name,
+/// spelling) list and `kTable`, its Spelling<Enum> rows in the list's order.
+#define SC_PLAN_ENUMERATOR(name, spelling) name,
+#define SC_PLAN_SPELLING(name, spelling) Spelling<E>{name, spelling},
+#define SC_PLAN_VOCABULARY(Enum, kTable, LIST)                                                     \
+  enum class Enum { LIST(SC_PLAN_ENUMERATOR) };                                                    \
+  inline constexpr auto kTable = [] {                                                              \
+    using E = Enum;                                                                                \
+    using enum Enum;                                                                               \
+    return std::array{LIST(SC_PLAN_SPELLING)};                                                     \
+  }()
+
+// How sure the checker is of a step's claim. X(name, spelling)
+#define SHARDCHECK_PLAN_STATUSES(X) X(Proved, "proved") X(Refuted, "refuted") X(Unknown, "unknown")
+SC_PLAN_VOCABULARY(PlanStatus, kPlanStatuses, SHARDCHECK_PLAN_STATUSES);
 const char *planStatusName(PlanStatus s);
 
 /// One verdict a step rests on: an edge and the claim made about it.
@@ -58,21 +81,33 @@ struct PlanTeam {
   std::vector<std::pair<int64_t, int64_t>> pairs; ///< SendRecv (src, dst).
 };
 
-/// What the slots of a buffer hold (docs/plan-format.md, "Buffers").
-enum class BufferKind {
-  Tensor,   ///< A fusion tensor's local buffer.
-  View,     ///< Producer elements laid out as the consumer's buffer.
-  Gathered, ///< Allgather+permute temporary: member i's buffer as chunk i.
-  Packed,   ///< AllToAll+permute send buffer, packed by destination.
-  Unpacked, ///< AllToAll+permute receive buffer, by source.
-  Partial,  ///< Reduction partials laid out for a reduction collective.
-};
+// What the slots of a buffer hold (docs/plan-format.md, "Buffers"):
+//   Tensor    a fusion tensor's local buffer
+//   View      producer elements laid out as the consumer's buffer
+//   Gathered  Allgather+permute temporary: member i's buffer as chunk i
+//   Packed    AllToAll+permute send buffer, packed by destination
+//   Unpacked  AllToAll+permute receive buffer, by source
+//   Partial   reduction partials laid out for a reduction collective
+//   Slice     a loop's window of a tensor buffer (version 2)
+// X(name, spelling)
+#define SHARDCHECK_BUFFER_KINDS(X)                                                                 \
+  X(Tensor, "tensor")                                                                              \
+  X(View, "view")                                                                                  \
+  X(Gathered, "gathered")                                                                          \
+  X(Packed, "packed")                                                                              \
+  X(Unpacked, "unpacked")                                                                          \
+  X(Partial, "partial")                                                                            \
+  X(Slice, "slice")
+SC_PLAN_VOCABULARY(BufferKind, kBufferKinds, SHARDCHECK_BUFFER_KINDS);
 const char *bufferKindName(BufferKind k);
 
 /// A buffer's shape on one device.
 struct PlanLocal {
   int64_t device = 0;
   std::vector<Extent> shape;
+  /// The elements the buffer holds there when an uneven device split leaves
+  /// fewer than its slots (the rest is padding); absent otherwise.
+  std::optional<int64_t> held = std::nullopt;
 };
 
 struct PlanBuffer {
@@ -90,18 +125,28 @@ struct PlanBuffer {
   std::vector<PlanTeam> teams;
   /// Partial: Allreduce, Reduce or ReduceScatter.
   std::optional<CollectiveType> collective;
+  /// Slice: the tensor buffer it is a window of, the axis of that buffer's
+  /// local shape it fixes, and the loop variable giving the index there.
+  std::string base;
+  std::optional<size_t> axis;
+  std::string loopVar;
   std::vector<PlanLocal> local;
 };
 
-enum class StepKind { Compute, Collective, Alias, Copy };
+// What a step does. X(name, spelling)
+#define SHARDCHECK_STEP_KINDS(X)                                                                   \
+  X(Compute, "compute")                                                                            \
+  X(Collective, "collective") X(Alias, "alias") X(Copy, "copy") X(Loop, "loop")
+SC_PLAN_VOCABULARY(StepKind, kStepKinds, SHARDCHECK_STEP_KINDS);
 const char *stepKindName(StepKind k);
 
-/// Which part of an expression a compute step evaluates.
-enum class ComputeMode {
-  Whole,    ///< The whole op on the elements the device holds.
-  Partial,  ///< A reduction's local part over held elements (identity elsewhere).
-  Epilogue, ///< What follows the reduction (a linear's bias, a non-identity init).
-};
+// Which part of an expression a compute step evaluates:
+//   Whole     the whole op on the elements the device holds
+//   Partial   a reduction's local part over held elements (identity elsewhere)
+//   Epilogue  what follows the reduction (a linear's bias, a non-identity init)
+// X(name, spelling)
+#define SHARDCHECK_COMPUTE_MODES(X) X(Whole, "whole") X(Partial, "partial") X(Epilogue, "epilogue")
+SC_PLAN_VOCABULARY(ComputeMode, kComputeModes, SHARDCHECK_COMPUTE_MODES);
 const char *computeModeName(ComputeMode m);
 
 /// Buffer counts of one device in a collective.
@@ -129,6 +174,12 @@ struct PlanStep {
   /// Copy: the edge whose consumer-side expectation the output follows,
   /// when the output is the consumer tensor's own buffer.
   std::optional<size_t> operand;
+  /// Loop (version 2): the steps after this one, `body` of them, run once
+  /// per value of `loopVar` from `lo` to `hi` - 1, with every slice buffer
+  /// of `loopVar` at that index.
+  std::string loopVar;
+  Extent lo, hi;
+  size_t body = 0;
   std::vector<PlanVerdict> restsOn;
 
   /// A step is verified when it rests on at least one verdict and every
@@ -139,6 +190,11 @@ struct PlanStep {
 /// A constraint on symbol values the proofs assume (`i0 % 2 == 0`).
 /// A size constraint the plan states (ir/Constraints.h).
 using PlanConstraint = SizeConstraint;
+/// Its kinds' spellings in a plan.
+inline constexpr Spelling<PlanConstraint::Kind> kPlanConstraintKinds[] = {
+    {PlanConstraint::Kind::Divisible, "divisible"},
+    {PlanConstraint::Kind::Equal, "equal"},
+    {PlanConstraint::Kind::Positive, "positive"}};
 
 /// Summary of one fusion tensor (informational; the fusion is authoritative).
 struct PlanTensor {
@@ -169,7 +225,11 @@ struct Plan {
   bool verified() const;
 };
 
-/// The plan as JSON text (docs/plan-format.md).
+/// The lowest format version that expresses `plan`: kPlanLoopVersion when it
+/// has a loop step or a slice buffer, else 1.
+int planFormatVersion(const Plan &plan);
+
+/// The plan as JSON text (docs/plan-format.md), with planFormatVersion.
 std::string planToJsonText(const Plan &plan);
 
 /// Reads and validates a plan. `file` names it in locations. Malformed

@@ -132,16 +132,12 @@ private:
       fail(at.path, "the plan's fusion has no tensor " + s);
     return t;
   }
-  template <class E>
-  E enumValue(const At &at, const std::vector<std::pair<const char *, E>> &all) const {
+  /// The value `at`'s string spells in `table` (util/Spellings.h).
+  template <class Table> auto enumValue(const At &at, const Table &table) const {
     std::string s = string(at);
-    std::string choices;
-    for (const auto &[name, value] : all) {
-      if (s == name)
-        return value;
-      choices += (choices.empty() ? "" : ", ") + std::string("\"") + name + "\"";
-    }
-    fail(at.path, quotedToken(s) + " is not one of " + choices);
+    if (auto value = parseIn(table, s))
+      return *value;
+    fail(at.path, quotedToken(s) + " is not one of " + choicesIn(table));
   }
   /// The value `parse` reads from `at`'s string; `choices` lists the spellings.
   template <class E>
@@ -151,6 +147,13 @@ private:
     if (std::optional<E> value = parse(s))
       return *value;
     fail(at.path, quotedToken(s) + " is not one of " + choices);
+  }
+
+  /// `what` exists from kPlanLoopVersion on.
+  void requireVersion(const At &at, const Plan &plan, const std::string &what) const {
+    if (plan.version < kPlanLoopVersion)
+      fail(at.path, what + " needs plan version " + std::to_string(kPlanLoopVersion) +
+                        "; this plan says version " + std::to_string(plan.version));
   }
 
   // --- Sections. ---
@@ -175,10 +178,11 @@ void PlanReader::header(const At &root, Plan &plan) const {
     fail(format == root.value.end() ? "" : "/format",
          std::string("not a shardcheck plan: expected \"format\": \"") + kPlanFormat + "\"");
   At version = field(root, "version");
-  if (jsonir::jsonInt64(version.value) != kPlanVersion)
+  auto v = jsonir::jsonInt64(version.value);
+  if (!v || *v < 1 || *v > kPlanVersion)
     fail(version.path, "unsupported plan version " + shownToken(version.value.dump()) +
-                           "; this shardcheck reads version " + std::to_string(kPlanVersion));
-  plan.version = kPlanVersion;
+                           "; this shardcheck reads versions 1 to " + std::to_string(kPlanVersion));
+  plan.version = static_cast<int>(*v);
   plan.checkerVersion = string(field(root, "checker_version"));
   At input = field(root, "input");
   expectObject(input, {"file", "sha256", "fusion"});
@@ -192,10 +196,7 @@ void PlanReader::header(const At &root, Plan &plan) const {
 PlanConstraint PlanReader::constraint(const At &at) const {
   expectObject(at, {"kind", "lhs", "rhs", "text"});
   PlanConstraint c;
-  c.kind = enumValue<PlanConstraint::Kind>(field(at, "kind"),
-                                           {{"divisible", PlanConstraint::Kind::Divisible},
-                                            {"equal", PlanConstraint::Kind::Equal},
-                                            {"positive", PlanConstraint::Kind::Positive}});
+  c.kind = enumValue(field(at, "kind"), kPlanConstraintKinds);
   c.lhs = extent(field(at, "lhs"));
   c.rhs = extent(field(at, "rhs"));
   c.text = string(field(at, "text"));
@@ -206,9 +207,10 @@ PlanTensor PlanReader::tensor(const At &at, const Fusion &fusion) const {
   expectObject(at, {"tensor", "role", "shape", "sharding"});
   PlanTensor t;
   t.tensor = tensorRef(field(at, "tensor"), fusion);
-  t.role = enumValue<std::string>(
-      field(at, "role"),
-      {{"input", "input"}, {"output", "output"}, {"intermediate", "intermediate"}});
+  // The roles are plain strings (PlanTensor::role); the table lists them.
+  static constexpr Spelling<std::string_view> kRoles[] = {
+      {"input", "input"}, {"output", "output"}, {"intermediate", "intermediate"}};
+  t.role = enumValue(field(at, "role"), kRoles);
   t.shape = extents(field(at, "shape"));
   t.sharding = string(field(at, "sharding"));
   return t;
@@ -250,17 +252,14 @@ std::vector<PlanTeam> PlanReader::teams(const At &at) const {
 
 PlanBuffer PlanReader::buffer(const At &at, const Plan &plan) const {
   expectObject(at, {"name", "kind", "tensor", "dtype", "consumer", "expr", "operand", "teams",
-                    "collective", "local"});
+                    "collective", "base", "axis", "loop", "local"});
   PlanBuffer b;
   b.name = string(field(at, "name"));
   if (b.name.empty())
     fail(at.path + "/name", "a buffer needs a name");
-  b.kind = enumValue<BufferKind>(field(at, "kind"), {{"tensor", BufferKind::Tensor},
-                                                     {"view", BufferKind::View},
-                                                     {"gathered", BufferKind::Gathered},
-                                                     {"packed", BufferKind::Packed},
-                                                     {"unpacked", BufferKind::Unpacked},
-                                                     {"partial", BufferKind::Partial}});
+  b.kind = enumValue(field(at, "kind"), kBufferKinds);
+  if (b.kind == BufferKind::Slice)
+    requireVersion(at, plan, "a slice buffer");
   b.tensor = tensorRef(field(at, "tensor"), plan.fusion);
   At dtype = field(at, "dtype");
   std::string dt = string(dtype);
@@ -280,9 +279,17 @@ PlanBuffer PlanReader::buffer(const At &at, const Plan &plan) const {
     b.teams = teams(*t);
   if (auto c = optionalField(at, "collective"))
     b.collective = parsePlanCollective(string(*c));
+  if (auto base = optionalField(at, "base"))
+    b.base = string(*base);
+  if (auto axis = optionalField(at, "axis"))
+    b.axis = static_cast<size_t>(nonNegative(*axis));
+  if (auto loop = optionalField(at, "loop"))
+    b.loopVar = string(*loop);
   for (const At &l : elements(field(at, "local"))) {
-    expectObject(l, {"device", "shape"});
+    expectObject(l, {"device", "shape", "held"});
     b.local.push_back(PlanLocal{nonNegative(field(l, "device")), extents(field(l, "shape"))});
+    if (auto h = optionalField(l, "held"))
+      b.local.back().held = nonNegative(*h);
     verifier_->slots(b.local.back().shape, l.path + "/shape"); // its count must fit in int64
   }
   return b;
@@ -295,9 +302,7 @@ PlanVerdict PlanReader::verdict(const At &at) const {
   v.edge = string(field(at, "edge"));
   v.expr = static_cast<size_t>(nonNegative(field(at, "expr")));
   v.claim = string(field(at, "claim"));
-  v.status = enumValue<PlanStatus>(field(at, "status"), {{"proved", PlanStatus::Proved},
-                                                         {"refuted", PlanStatus::Refuted},
-                                                         {"unknown", PlanStatus::Unknown}});
+  v.status = enumValue(field(at, "status"), kPlanStatuses);
   v.source = string(field(at, "source"));
   if (auto d = optionalField(at, "detail"))
     v.detail = string(*d);
@@ -307,20 +312,23 @@ PlanVerdict PlanReader::verdict(const At &at) const {
 }
 
 PlanStep PlanReader::step(const At &at, const Plan &plan) const {
-  expectObject(at, {"index", "kind", "devices", "expr", "mode", "inputs", "output", "collective",
-                    "teams", "reduce_op", "counts", "operand", "rests_on"});
+  expectObject(at,
+               {"index", "kind", "devices", "expr", "mode", "inputs", "output", "collective",
+                "teams", "reduce_op", "counts", "operand", "var", "lo", "hi", "body", "rests_on"});
   PlanStep s;
-  s.kind = enumValue<StepKind>(field(at, "kind"), {{"compute", StepKind::Compute},
-                                                   {"collective", StepKind::Collective},
-                                                   {"alias", StepKind::Alias},
-                                                   {"copy", StepKind::Copy}});
+  s.kind = enumValue(field(at, "kind"), kStepKinds);
+  if (s.kind == StepKind::Loop) {
+    requireVersion(at, plan, "a loop step");
+    s.loopVar = string(field(at, "var"));
+    s.lo = extent(field(at, "lo"));
+    s.hi = extent(field(at, "hi"));
+    s.body = static_cast<size_t>(nonNegative(field(at, "body")));
+  }
   s.devices = devices(field(at, "devices"));
   if (auto e = optionalField(at, "expr"))
     s.expr = static_cast<size_t>(nonNegative(*e));
   if (auto m = optionalField(at, "mode"))
-    s.mode = enumValue<ComputeMode>(*m, {{"whole", ComputeMode::Whole},
-                                         {"partial", ComputeMode::Partial},
-                                         {"epilogue", ComputeMode::Epilogue}});
+    s.mode = enumValue(*m, kComputeModes);
   for (const At &in : elements(field(at, "inputs")))
     s.inputs.push_back(string(in));
   s.output = string(field(at, "output"));

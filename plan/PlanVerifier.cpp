@@ -56,8 +56,10 @@ void PlanVerifier::checkBufferFields(const std::string &at, const PlanBuffer &b)
   if (b.expr && b.operand && *b.operand >= plan_.fusion.exprs[*b.expr].inputs.size())
     fail(at + "/operand",
          "expression " + std::to_string(*b.expr) + " has no operand " + std::to_string(*b.operand));
+  if (b.kind == BufferKind::Slice && (b.base.empty() || !b.axis || b.loopVar.empty()))
+    fail(at, "a slice buffer names its \"base\", \"axis\" and \"loop\"");
   if (b.kind != BufferKind::Tensor && b.kind != BufferKind::Partial && b.kind != BufferKind::View &&
-      b.teams.empty())
+      b.kind != BufferKind::Slice && b.teams.empty())
     fail(at, std::string("a ") + bufferKindName(b.kind) + " buffer names its \"teams\"");
   if (b.kind == BufferKind::Partial && !(b.collective && isReductionCollective(*b.collective)))
     fail(at, "a partial buffer names its \"collective\": Allreduce, Reduce or ReduceScatter");
@@ -109,7 +111,8 @@ void PlanVerifier::checkCompute(const std::string &at, const PlanStep &s,
     if (s.inputs[i].empty())
       fail(path, "operand " + std::to_string(i) + " is a tensor and needs a buffer");
     const PlanBuffer &b = *bufferNamed(s.inputs[i]);
-    bool own = b.kind == BufferKind::Tensor && b.tensor == *e.inputs[i].tensor;
+    bool own = (b.kind == BufferKind::Tensor || b.kind == BufferKind::Slice) &&
+               b.tensor == *e.inputs[i].tensor;
     bool view = b.kind == BufferKind::View && b.tensor == *e.inputs[i].tensor && b.expr == s.expr &&
                 b.operand == i;
     if (!own && !view)
@@ -118,7 +121,9 @@ void PlanVerifier::checkCompute(const std::string &at, const PlanStep &s,
                      std::to_string(*e.inputs[i].tensor) + ")");
   }
   BufferKind expected = s.mode == ComputeMode::Partial ? BufferKind::Partial : BufferKind::Tensor;
-  if (out.kind != expected || out.tensor != e.outputs[0] ||
+  bool kindFits =
+      out.kind == expected || (expected == BufferKind::Tensor && out.kind == BufferKind::Slice);
+  if (!kindFits || out.tensor != e.outputs[0] ||
       (expected == BufferKind::Partial && out.expr != s.expr))
     fail(at + "/output", std::string("a ") + computeModeName(s.mode) +
                              " compute step of expression " + std::to_string(*s.expr) + " writes " +
@@ -196,6 +201,38 @@ void PlanVerifier::indexBuffers() {
     for (const PlanLocal &l : b.local)
       locals_.emplace(std::make_pair(&b, l.device), &l);
   }
+  for (size_t i = 0; i < plan_.buffers.size(); ++i)
+    if (plan_.buffers[i].kind == BufferKind::Slice)
+      checkSlice(appendPointer("/buffers", i), plan_.buffers[i]);
+}
+
+/// A slice is a window of a tensor buffer on each of its devices: the
+/// base's local shape is the slice's with the sliced axis inserted.
+void PlanVerifier::checkSlice(const std::string &at, const PlanBuffer &slice) const {
+  const PlanBuffer *base = bufferNamed(slice.base);
+  if (!base || base->kind != BufferKind::Tensor)
+    fail(at + "/base", "the base of a slice is a tensor buffer; " + quotedToken(slice.base) +
+                           " is " + (base ? "not one" : "no buffer"));
+  for (size_t i = 0; i < slice.local.size(); ++i) {
+    const PlanLocal &l = slice.local[i];
+    std::string path = appendPointer(at + "/local", i);
+    const PlanLocal *b = localOn(*base, l.device);
+    if (!b)
+      fail(path, "the base " + quotedToken(base->name) + " has no local shape on device " +
+                     std::to_string(l.device));
+    size_t axis = *slice.axis;
+    if (axis >= b->shape.size() || b->shape.size() != l.shape.size() + 1)
+      fail(path, "the slice's shape is not its base's without axis " + std::to_string(axis) +
+                     " on device " + std::to_string(l.device));
+    // Symbolic extents may be equal by the plan's constraints: the run
+    // checks each window at bound sizes.
+    for (size_t k = 0; k < l.shape.size(); ++k)
+      if (l.shape[k].isConstant() && b->shape[k < axis ? k : k + 1].isConstant() &&
+          l.shape[k].str() != b->shape[k < axis ? k : k + 1].str())
+        fail(path, "axis " + std::to_string(k) + " of the slice (" + shownToken(l.shape[k].str()) +
+                       ") is not the base's (" + shownToken(b->shape[k < axis ? k : k + 1].str()) +
+                       ") on device " + std::to_string(l.device));
+  }
 }
 
 const PlanBuffer *PlanVerifier::bufferNamed(const std::string &name) const {
@@ -208,12 +245,41 @@ const PlanLocal *PlanVerifier::localOn(const PlanBuffer &b, int64_t device) cons
   return it == locals_.end() ? nullptr : it->second;
 }
 
+void PlanVerifier::closeLoopBefore(size_t index) {
+  if (!loop_ || index <= loop_->last)
+    return;
+  written_.insert(loop_->writtenBases.begin(), loop_->writtenBases.end());
+  loop_.reset();
+}
+
+void PlanVerifier::checkLoop(const std::string &at, size_t index, const PlanStep &s) {
+  if (loop_)
+    fail(at, "a loop step inside the body of loop step " + std::to_string(loop_->step) +
+                 ": loops do not nest");
+  if (s.loopVar.empty() || s.body == 0)
+    fail(at, "a loop step names its \"var\" and a \"body\" of at least one step");
+  if (!s.inputs.empty() || !s.output.empty())
+    fail(at, "a loop step has no \"inputs\" and an empty \"output\"");
+  loop_ = OpenLoop{index, index + s.body, {}};
+}
+
+void PlanVerifier::checkSliceUse(const std::string &path, size_t index, const PlanBuffer &b) const {
+  if (b.kind != BufferKind::Slice)
+    return;
+  if (!loop_ || index == loop_->step || plan_.steps[loop_->step].loopVar != b.loopVar)
+    fail(path, "the slice " + quotedToken(b.name) + " is used outside a loop over " +
+                   quotedToken(b.loopVar));
+}
+
 void PlanVerifier::checkStep(size_t index) {
   const PlanStep &s = plan_.steps.at(index);
   const std::string at = appendPointer("/steps", index);
+  closeLoopBefore(index);
   for (int64_t d : s.devices)
     if (!planDevices_.count(d))
       fail(at + "/devices", "device " + std::to_string(d) + " is not a device of the plan");
+  if (s.kind == StepKind::Loop)
+    return checkLoop(at, index, s);
   if (s.expr && *s.expr >= plan_.fusion.exprs.size())
     fail(at + "/expr", "the plan's fusion has no expression " + std::to_string(*s.expr));
   auto requireBuffer = [&](const std::string &name, const std::string &path) {
@@ -227,11 +293,19 @@ void PlanVerifier::checkStep(size_t index) {
     if (s.inputs[i].empty() && s.kind == StepKind::Compute)
       continue; // A scalar operand (checkCompute checks that it is one).
     const PlanBuffer *b = requireBuffer(s.inputs[i], path);
-    bool isFusionInput = b->kind == BufferKind::Tensor && !plan_.fusion.producerExpr(b->tensor);
-    if (!written_.count(s.inputs[i]) && !isFusionInput)
+    checkSliceUse(path, index, *b);
+    // A slice reads its base's window; bases written through views have no
+    // producer expression, so they are given until written.
+    const PlanBuffer *whole = b->kind == BufferKind::Slice ? bufferNamed(b->base) : b;
+    bool isFusionInput =
+        whole->kind == BufferKind::Tensor && !plan_.fusion.producerExpr(whole->tensor);
+    if (!written_.count(s.inputs[i]) && !written_.count(whole->name) && !isFusionInput)
       fail(path, "buffer " + quotedToken(s.inputs[i]) + " is read before any step writes it");
   }
   const PlanBuffer *out = requireBuffer(s.output, at + "/output");
+  checkSliceUse(at + "/output", index, *out);
+  if (out->kind == BufferKind::Slice)
+    loop_->writtenBases.insert(out->base);
   switch (s.kind) {
   case StepKind::Compute:
     checkCompute(at, s, *out);
@@ -255,6 +329,8 @@ void PlanVerifier::checkStep(size_t index) {
     checkCounts(at, s, *in, *out);
     break;
   }
+  case StepKind::Loop:
+    break; // Checked above.
   case StepKind::Alias:
   case StepKind::Copy:
     if (s.inputs.size() != 1)
@@ -268,9 +344,51 @@ void PlanVerifier::checkStep(size_t index) {
 }
 
 void PlanVerifier::checkOutputsWritten() const {
+  if (loop_ && loop_->last >= plan_.steps.size())
+    fail(appendPointer("/steps", loop_->step) + "/body",
+         "the loop's body of " + std::to_string(plan_.steps[loop_->step].body) +
+             " step(s) runs past the last step");
   for (TensorNum t : plan_.fusion.outputs)
     if (plan_.fusion.producerExpr(t) && !written_.count("T" + std::to_string(t)))
       fail("/steps", "no step writes the fusion output T" + std::to_string(t));
+}
+
+std::optional<std::string> loopRangeViolation(const Plan &plan,
+                                              const std::map<std::string, int64_t> &bindings) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep &loop = plan.steps[i];
+    if (loop.kind != StepKind::Loop)
+      continue;
+    auto lo = loop.lo.evaluate(bindings), hi = loop.hi.evaluate(bindings);
+    std::string where = "loop step " + std::to_string(i) + " (" + loop.loopVar + ")";
+    if (!lo || !hi)
+      return where + ": its bounds " + loop.lo.str() + " to " + loop.hi.str() +
+             " have no value at these sizes";
+    if (*hi <= *lo)
+      continue; // No iteration indexes anything.
+    for (size_t j = i + 1; j <= i + loop.body && j < plan.steps.size(); ++j) {
+      std::vector<std::string> used = plan.steps[j].inputs;
+      used.push_back(plan.steps[j].output);
+      for (const std::string &name : used) {
+        const PlanBuffer *slice = plan.buffer(name);
+        if (!slice || slice->kind != BufferKind::Slice)
+          continue;
+        const PlanBuffer *base = plan.buffer(slice->base);
+        for (const PlanLocal &l : base->local) {
+          auto extent = l.shape.at(*slice->axis).evaluate(bindings);
+          if (!extent)
+            return where + ": the extent of " + base->name + " has no value at these sizes";
+          if (*lo < 0 || *hi > *extent)
+            return where + ": iteration " + loop.loopVar + " = " +
+                   std::to_string(*lo < 0 ? *lo : *extent) + " indexes the slice " + name +
+                   " outside axis " + std::to_string(*slice->axis) + " of " + base->name +
+                   " on device " + std::to_string(l.device) + " (extent " +
+                   std::to_string(*extent) + ")";
+        }
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 void verifyPlan(const Plan &plan) {

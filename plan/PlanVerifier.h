@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -41,7 +42,8 @@ public:
   /// Step `index` (the last one so far) against the buffers and the steps
   /// before it.
   void checkStep(size_t index);
-  /// Every fusion output that an expression computes is written by a step.
+  /// Every fusion output that an expression computes is written by a step,
+  /// and every loop's body ends within the steps.
   void checkOutputsWritten() const;
 
   /// localCount(shape), a shape deeper than JSON nesting allows or a product
@@ -60,6 +62,14 @@ private:
                    const PlanBuffer &out) const;
   void checkCount(const std::string &path, const PlanBuffer &b, int64_t device,
                   const std::optional<Extent> &count, const char *which) const;
+  void checkSlice(const std::string &at, const PlanBuffer &slice) const;
+  void checkLoop(const std::string &at, size_t index, const PlanStep &s);
+  /// A slice buffer used at `path` by step `index` is used inside a loop
+  /// over its variable.
+  void checkSliceUse(const std::string &path, size_t index, const PlanBuffer &b) const;
+  /// Ends the open loop when step `index` is past its body: the bases its
+  /// slices wrote count as written from then on.
+  void closeLoopBefore(size_t index);
   const PlanBuffer *bufferNamed(const std::string &name) const;
   const PlanLocal *localOn(const PlanBuffer &b, int64_t device) const;
 
@@ -67,9 +77,23 @@ private:
   Fail fail_;
   std::set<int64_t> planDevices_;
   std::set<std::string> names_, written_;
+  /// The loop whose body is being checked: its step, last body step, and the
+  /// bases its slices write.
+  struct OpenLoop {
+    size_t step = 0, last = 0;
+    std::set<std::string> writtenBases;
+  };
+  std::optional<OpenLoop> loop_;
   std::map<std::string, const PlanBuffer *> buffers_;
   std::map<std::pair<const PlanBuffer *, int64_t>, const PlanLocal *> locals_;
 };
+
+/// The checks that need sizes (docs/plan-format.md, "Loops"): at `bindings`,
+/// every iteration of every loop indexes each slice buffer of its body
+/// within its base's axis on every device. The first violation as a
+/// sentence naming the step, buffer, device and iteration; nullopt if none.
+std::optional<std::string> loopRangeViolation(const Plan &plan,
+                                              const std::map<std::string, int64_t> &bindings);
 
 /// Runs every check of PlanVerifier on a whole plan (one built in code);
 /// the first failure is a `plan-invalid` InputError naming the JSON pointer.

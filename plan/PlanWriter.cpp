@@ -59,18 +59,6 @@ json verdictToJson(const PlanVerdict &v) {
   return j;
 }
 
-const char *constraintKindName(PlanConstraint::Kind k) {
-  switch (k) {
-  case PlanConstraint::Kind::Divisible:
-    return "divisible";
-  case PlanConstraint::Kind::Equal:
-    return "equal";
-  case PlanConstraint::Kind::Positive:
-    return "positive";
-  }
-  return "?";
-}
-
 json bufferToJson(const PlanBuffer &b) {
   json j = {{"name", b.name},
             {"kind", bufferKindName(b.kind)},
@@ -86,9 +74,17 @@ json bufferToJson(const PlanBuffer &b) {
     j["teams"] = teamsToJson(b.teams);
   if (b.collective)
     j["collective"] = collectiveTypeName(*b.collective);
+  if (b.kind == BufferKind::Slice) {
+    j["base"] = b.base;
+    j["axis"] = b.axis.value_or(0);
+    j["loop"] = b.loopVar;
+  }
   json local = json::array();
-  for (const PlanLocal &l : b.local)
+  for (const PlanLocal &l : b.local) {
     local.push_back({{"device", l.device}, {"shape", extentsToJson(l.shape)}});
+    if (l.held)
+      local.back()["held"] = *l.held;
+  }
   j["local"] = local;
   return j;
 }
@@ -120,6 +116,12 @@ json stepToJson(const PlanStep &s, size_t index) {
   }
   if (s.operand)
     j["operand"] = *s.operand;
+  if (s.kind == StepKind::Loop) {
+    j["var"] = s.loopVar;
+    j["lo"] = extentToJson(s.lo);
+    j["hi"] = extentToJson(s.hi);
+    j["body"] = s.body;
+  }
   json rests = json::array();
   for (const PlanVerdict &v : s.restsOn)
     rests.push_back(verdictToJson(v));
@@ -132,7 +134,7 @@ json stepToJson(const PlanStep &s, size_t index) {
 std::string planToJsonText(const Plan &plan) {
   json j;
   j["format"] = kPlanFormat;
-  j["version"] = plan.version;
+  j["version"] = planFormatVersion(plan);
   j["checker_version"] = plan.checkerVersion;
   j["input"] = {
       {"file", plan.inputFile}, {"sha256", plan.inputSha256}, {"fusion", plan.fusionIndex}};
@@ -140,7 +142,7 @@ std::string planToJsonText(const Plan &plan) {
   j["devices"] = plan.devices;
   json constraints = json::array();
   for (const PlanConstraint &c : plan.constraints)
-    constraints.push_back({{"kind", constraintKindName(c.kind)},
+    constraints.push_back({{"kind", nameIn(kPlanConstraintKinds, c.kind)},
                            {"lhs", extentToJson(c.lhs)},
                            {"rhs", extentToJson(c.rhs)},
                            {"text", c.text}});

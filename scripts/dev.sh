@@ -14,10 +14,12 @@
 #                                  C++/CUDA file; fails naming the files it would change
 #   scripts/dev.sh format          rewrite them in place
 #   scripts/dev.sh report-screenshot
-#                                  check-sharding --report-html over the seed, opened
-#                                  in headless Chromium (installed on demand; CI does
+#                                  check-sharding --report-html over the seed and
+#                                  run-plan --report-html of its plans (a match, the
+#                                  failing nvFuser Allgather, refused), opened in
+#                                  headless Chromium (installed on demand; CI does
 #                                  not need it): fails on a console error, writes
-#                                  docs/report-seed.png
+#                                  docs/report-seed.png and docs/report-run-plan.png
 #
 # Works on a fresh Debian 12 machine as root (or with sudo) with only the
 # package registry reachable. Set SHARDCHECK_SKIP_DEPS=1 to skip apt.
@@ -162,8 +164,24 @@ format_check() {
   echo "== clang-format: every tracked C++/CUDA source is formatted"
 }
 
-# The seed's HTML report in headless Chromium (Debian's chromium): the page
-# must load without a console error; its screenshot is docs/report-seed.png.
+# Loads PAGE in headless Chromium (Debian's chromium) at WIDTHxHEIGHT,
+# writing its screenshot to PNG; fails when the page logs a console error.
+chromium_load() {
+  local page="$1" png="$2" size="$3" log="$4"
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+    --enable-logging=stderr --window-size="$size" \
+    --screenshot="$png" "file://$page" 2> "$log"
+  if grep ':CONSOLE' "$log"; then
+    echo "$page logged errors in Chromium (above); log: $log" >&2
+    return 1
+  fi
+}
+
+# The seed's HTML reports in headless Chromium: check-sharding's page of the
+# seed (docs/report-seed.png) and run-plan's pages of its plans: the
+# checker's (a match), nvFuser's run anyway (the failing Allgather,
+# docs/report-run-plan.png) and refused, with their index pages. Every page
+# must load without a console error.
 report_screenshot() {
   if ! command -v chromium >/dev/null; then
     local sudo=""
@@ -171,21 +189,31 @@ report_screenshot() {
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium
   fi
-  local dir page
+  local dir bin="$ROOT/build/bin" seed="$ROOT/corpus/seed_repro1_after_resharding.txt" page
   dir="$(mktemp -d)"
   # Exit 1: the seed's Allgather is refuted, as the report shows.
   (cd "$ROOT" && build/bin/check-sharding --quiet --report-html "$dir/report" \
     corpus/seed_repro1_after_resharding.txt > /dev/null) || true
-  page="$dir/report/000-seed_repro1_after_resharding.txt.html"
-  timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
-    --enable-logging=stderr --window-size=1200,1050 \
-    --screenshot="$ROOT/docs/report-seed.png" "file://$page" 2> "$dir/chromium.log"
-  if grep ':CONSOLE' "$dir/chromium.log"; then
-    echo "the report page logged errors in Chromium (above); log: $dir/chromium.log" >&2
-    return 1
-  fi
+  chromium_load "$dir/report/000-seed_repro1_after_resharding.txt.html" \
+    "$ROOT/docs/report-seed.png" 1200,1050 "$dir/chromium.log"
+  # Exit 1 both: the seed's compiler choice is refuted; the plans are written.
+  "$bin/check-sharding" --quiet --emit-plan "$dir/ok.json" "$seed" > /dev/null || true
+  "$bin/check-sharding" --quiet --plan-lowerings compiler --emit-plan "$dir/nv.json" "$seed" \
+    > /dev/null || true
+  # Run in $dir so that the pages name the plans ok.json and nv.json. Exit 1
+  # (the Allgather's counts do not fit) and 3 (refused), as the pages show.
+  (cd "$dir" && "$bin/run-plan" --quiet --report-html ok ok.json > /dev/null)
+  (cd "$dir" && "$bin/run-plan" --quiet --allow-unverified --report-html nv nv.json \
+    > /dev/null 2>&1) || true
+  (cd "$dir" && "$bin/run-plan" --quiet --report-html refused nv.json > /dev/null 2>&1) || true
+  chromium_load "$dir/nv/000-nv.json.html" "$ROOT/docs/report-run-plan.png" 1200,640 \
+    "$dir/chromium.log"
+  for page in "$dir"/ok/*.html "$dir"/nv/index.html "$dir"/refused/*.html; do
+    chromium_load "$page" "$dir/page.png" 1200,800 "$dir/chromium.log"
+  done
   rm -rf "$dir"
-  echo "== docs/report-seed.png: the seed's report, loaded without console errors"
+  echo "== docs/report-seed.png, docs/report-run-plan.png: both tools' reports of the seed," \
+    "loaded without console errors"
 }
 
 cmd="${1:-}"
@@ -233,6 +261,7 @@ case "$cmd" in
   report-screenshot)
     deps
     BUILD_TARGET=check-sharding build "$ROOT/build"
+    BUILD_TARGET=run-plan build "$ROOT/build"
     report_screenshot
     ;;
   format)

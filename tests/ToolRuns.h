@@ -31,5 +31,10 @@ ToolRun runPlanTool(const std::vector<std::string> &args);
 std::string tempPath(const std::string &suite, const std::string &name);
 /// Writes `text` to tempPath(suite, name) and returns the path.
 std::string tempFile(const std::string &suite, const std::string &name, const std::string &text);
+/// The plan check-sharding --emit-plan writes for corpus file `file` with
+/// `lowerings` (`checker` or `compiler`), under tempPath(suite, ...);
+/// returns its path ("" when none was written).
+std::string emittedPlan(const std::string &suite, const std::string &file,
+                        const std::string &lowerings);
 
 } // namespace shardcheck::testing

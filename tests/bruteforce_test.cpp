@@ -309,6 +309,22 @@ TEST(BruteForceAllgather, UnevenSplitCountsDiffer) {
                                        "T0 holds 3 on device 0 and 2 on device 1");
 }
 
+TEST(BruteForceAllgather, PaddedGatherOfUnevenSplitHolds) {
+  FusionBuilder b;
+  auto m = mesh({0, 1});
+  TensorNum p = vector1d(b, Extent::constant(5), Shard::Split, m);
+  TensorNum c = vector1d(b, Extent::constant(5), Shard::None, m);
+  b.set(p, c);
+  Lowering l = *paddedLowering(lowering(CommKind::Allgather, {{0, 1}}));
+  EXPECT_TRUE(check(b, p, c, l).holds());
+  Lowering alone = *paddedLowering(lowering(CommKind::Allgather, {{0}, {1}}));
+  auto r = check(b, p, c, alone);
+  ASSERT_TRUE(r.fails());
+  EXPECT_EQ(r.counterexample->message,
+            "no member of Allgather+pad over team (0) has T0[3] in its padded buffer, which T1[3] "
+            "at offset 3 on device 0 needs (held by 1)");
+}
+
 TEST(BruteForceAllgather, RowWiseOnTwoDimensionalMesh) {
   FusionBuilder b;
   auto m = DeviceMesh::create({2, 2}, {0, 1, 2, 3});

@@ -46,10 +46,10 @@ TEST(Checker, SeedRepro1BroadcastDidSetIsAlias) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, y, y2);
   EXPECT_EQ(v.lowering.kind, CommKind::Alias);
-  EXPECT_EQ(v.status, Status::Proved);
+  EXPECT_EQ(v.result, EdgeResult::Proved);
   ASSERT_TRUE(v.compiler.has_value());
-  EXPECT_EQ(v.compiler->lowering.kind, CommKind::Allgather);
-  EXPECT_EQ(v.compiler->status, Status::Refuted);
+  EXPECT_EQ(v.compiler->lowering.value().kind, CommKind::Allgather);
+  EXPECT_EQ(v.compiler->result, CompilerResult::Refuted);
   ASSERT_TRUE(v.compiler->counterexample.has_value());
   EXPECT_EQ(v.compiler->counterexample->message,
             "Allgather over team (0 1) needs an output of 2 x 1 elements but T1 holds 1 on "
@@ -65,10 +65,10 @@ TEST(Checker, SeedRepro2ScatterIsRefuted) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, y, y2);
   EXPECT_EQ(v.lowering.kind, CommKind::Alias);
-  EXPECT_EQ(v.status, Status::Proved);
+  EXPECT_EQ(v.result, EdgeResult::Proved);
   ASSERT_TRUE(v.compiler.has_value());
-  EXPECT_EQ(v.compiler->lowering.kind, CommKind::Scatter);
-  EXPECT_EQ(v.compiler->status, Status::Refuted);
+  EXPECT_EQ(v.compiler->lowering.value().kind, CommKind::Scatter);
+  EXPECT_EQ(v.compiler->result, CompilerResult::Refuted);
   EXPECT_NE(v.compiler->counterexample->message.find("needs an input of 2 x 1 elements"),
             std::string::npos)
       << v.compiler->counterexample->message;
@@ -85,10 +85,10 @@ TEST(Checker, AllgatherOfShardedAxis) {
     EdgeVerdict v = verdictOf(f, x, y);
     EXPECT_EQ(v.lowering.kind, CommKind::Allgather) << n;
     EXPECT_FALSE(v.lowering.localPermute);
-    EXPECT_EQ(v.status, Status::Proved) << v.reason;
+    EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
     ASSERT_TRUE(v.counterexample.has_value()); // why communication is needed
     ASSERT_TRUE(v.compiler.has_value());
-    EXPECT_EQ(v.compiler->status, Status::Proved);
+    EXPECT_EQ(v.compiler->result, CompilerResult::Confirmed);
   }
 }
 
@@ -102,9 +102,9 @@ TEST(Checker, AllgatherOfInnerAxisNeedsPermute) {
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::Allgather);
   EXPECT_TRUE(v.lowering.localPermute);
-  EXPECT_EQ(v.status, Status::Proved);
+  EXPECT_EQ(v.result, EdgeResult::Proved);
   ASSERT_TRUE(v.compiler.has_value());
-  EXPECT_EQ(v.compiler->status, Status::Refuted); // plain Allgather misplaces elements
+  EXPECT_EQ(v.compiler->result, CompilerResult::Refuted); // plain Allgather misplaces elements
 }
 
 TEST(Checker, ReplicatedToShardedNeedsNothing) {
@@ -116,9 +116,9 @@ TEST(Checker, ReplicatedToShardedNeedsNothing) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::None);
-  EXPECT_EQ(v.status, Status::Proved);
+  EXPECT_EQ(v.result, EdgeResult::Proved);
   ASSERT_TRUE(v.compiler.has_value()); // nvFuser scatters
-  EXPECT_EQ(v.compiler->lowering.kind, CommKind::Scatter);
+  EXPECT_EQ(v.compiler->lowering.value().kind, CommKind::Scatter);
 }
 
 TEST(Checker, LoopSplitShardingSymbolic) {
@@ -133,7 +133,7 @@ TEST(Checker, LoopSplitShardingSymbolic) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::Allgather);
-  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
   EXPECT_NE(std::find(v.assumptions.begin(), v.assumptions.end(), "i0 % 2 == 0"),
             v.assumptions.end());
 }
@@ -147,7 +147,7 @@ TEST(Checker, SumOverShardedAxisIsAllreduce) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::Allreduce);
-  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
 }
 
 TEST(Checker, ReduceScatter) {
@@ -163,7 +163,7 @@ TEST(Checker, ReduceScatter) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::ReduceScatter);
-  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
 }
 
 TEST(Checker, TwoDMeshRowAllgather) {
@@ -176,7 +176,7 @@ TEST(Checker, TwoDMeshRowAllgather) {
   EdgeVerdict v = verdictOf(f, x, y);
   EXPECT_EQ(v.lowering.kind, CommKind::Allgather);
   EXPECT_EQ(v.lowering.teams.size(), 2u);
-  EXPECT_EQ(v.status, Status::Proved) << v.reason;
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
 }
 
 TEST(Checker, TwoDidChangesGetAMultiStepPlan) {
@@ -188,7 +188,8 @@ TEST(Checker, TwoDidChangesGetAMultiStepPlan) {
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
   // No single collective; the planner's two Allgathers, each proved.
-  EXPECT_EQ(v.lowering.kind, CommKind::Unsupported);
+  EXPECT_EQ(v.result, EdgeResult::Proved);
+  EXPECT_EQ(v.loweringText(), kMultiStepName);
   EXPECT_TRUE(hasProvedPlan(v));
   ASSERT_EQ(v.steps.size(), 2u);
   for (const auto &step : v.steps) {
@@ -207,24 +208,100 @@ TEST(Checker, GatherToSingleDeviceAndScatterBack) {
   Fusion f = b.take();
   EdgeVerdict g = verdictOf(f, x, y);
   EXPECT_EQ(g.lowering.kind, CommKind::Gather);
-  EXPECT_EQ(g.status, Status::Proved) << g.reason;
+  EXPECT_EQ(g.result, EdgeResult::Proved) << g.reason;
   EdgeVerdict s = verdictOf(f, y, z);
   EXPECT_EQ(s.lowering.kind, CommKind::Scatter);
-  EXPECT_EQ(s.status, Status::Proved) << s.reason;
+  EXPECT_EQ(s.result, EdgeResult::Proved) << s.reason;
 }
 
-TEST(Checker, UnevenSplitIsUnsupportedForCollectives) {
+namespace {
+
+/// x[7 split by 2 on DIDx] -> y[7] on (0 1): device 0 holds 4 rows, device
+/// 1 holds 3 (one padding slot).
+Fusion unevenGather(TensorNum &x, TensorNum &y) {
   FusionBuilder b;
   auto mesh = mesh1d(2);
   IdNum xi = b.iter(7);
   auto [xo, xin] = b.split(xi, Extent::constant(2), false, DIDx);
-  TensorNum x = b.tensor({xi}, mesh, {xo, xin});
-  TensorNum y = b.tensor({b.iter(7)}, mesh);
+  x = b.tensor({xi}, mesh, {xo, xin});
+  y = b.tensor({b.iter(7)}, mesh);
+  b.expr(OpKind::Set, "Set", {x}, y);
+  return b.take();
+}
+
+} // namespace
+
+TEST(Checker, UnevenSplitGathersPaddedBuffers) {
+  // The padded Allgather is proved; nvFuser's plain Allgather of unequal
+  // buffers is not.
+  TensorNum x = 0, y = 0;
+  Fusion f = unevenGather(x, y);
+  EdgeVerdict v = verdictOf(f, x, y);
+  EXPECT_EQ(v.lowering.kind, CommKind::Allgather);
+  EXPECT_TRUE(v.lowering.padded);
+  EXPECT_EQ(v.lowering.str(), "Allgather+pad over team (0 1)");
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
+  ASSERT_TRUE(v.compiler.has_value());
+  EXPECT_NE(v.compiler->result, CompilerResult::Confirmed);
+}
+
+TEST(Checker, UnevenReduceScatterIsPadded) {
+  // x[DIDx{2}, 5] summed over axis 0 into y[r{2}, 5 split by 2 on DIDx]:
+  // the consumer's padded chunk is 3 slots, device 1 holds 2 of them.
+  FusionBuilder b;
+  auto mesh = mesh1d(2);
+  TensorNum x = b.tensor({b.iter(2, DIDx), b.iter(5)}, mesh);
+  IdNum r = b.reduction(Extent::constant(2));
+  IdNum yi = b.iter(5);
+  auto [yo, yin] = b.split(yi, Extent::constant(2), false, DIDx);
+  TensorNum y = b.tensor({r, yi}, mesh, {r, yo, yin});
+  b.expr(OpKind::Reduction, "reduction", {x}, y, {}, {{"op", "add"}});
+  Fusion f = b.take();
+  EdgeVerdict v = verdictOf(f, x, y);
+  EXPECT_EQ(v.lowering.str(), "ReduceScatter+pad over team (0 1)");
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
+}
+
+TEST(Checker, UnevenAllToAllIsPadded) {
+  // x[7 split by 2 on DIDx, 5] -> y[7, 5 split by 2 on DIDx].
+  FusionBuilder b;
+  auto mesh = mesh1d(2);
+  IdNum xi = b.iter(7), xj = b.iter(5);
+  auto [xo, xin] = b.split(xi, Extent::constant(2), false, DIDx);
+  TensorNum x = b.tensor({xi, xj}, mesh, {xo, xin, xj});
+  IdNum yi = b.iter(7), yj = b.iter(5);
+  auto [yo, yin] = b.split(yj, Extent::constant(2), false, DIDx);
+  TensorNum y = b.tensor({yi, yj}, mesh, {yi, yo, yin});
   b.expr(OpKind::Set, "Set", {x}, y);
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
-  EXPECT_EQ(v.lowering.kind, CommKind::Unsupported);
-  EXPECT_NE(v.status, Status::Proved);
+  EXPECT_EQ(v.lowering.str(), "AllToAll+pad over team (0 1)");
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
+}
+
+TEST(Checker, PaddedGatherOverWrongTeamsIsRefuted) {
+  // Teams (0)(1) gather nothing from the other device: refuted, with the
+  // element device 0 lacks.
+  TensorNum x = 0, y = 0;
+  Fusion f = unevenGather(x, y);
+  DiagnosticEngine diags;
+  auto graph = FusionGraph::build(f, diags);
+  ASSERT_TRUE(graph.has_value());
+  smt::QueryCache cache;
+  smt::SolverStats stats;
+  smt::SolverBackend backend;
+  smt::Context ctx(smt::SolverOptions{}, &cache, &stats, &backend);
+  EdgeChecker ec(f, graph->edges()[0], ctx, {0, 1});
+  Lowering l;
+  l.kind = CommKind::Allgather;
+  l.teams = {Team{{0}, std::nullopt, {}}, Team{{1}, std::nullopt, {}}};
+  l = *paddedLowering(l);
+  Outcome o = ec.checkLowering(l);
+  ASSERT_EQ(o.kind, Outcome::Kind::Refuted);
+  EXPECT_NE(o.counterexample->message.find("in its padded buffer"), std::string::npos)
+      << o.counterexample->message;
+  // A padded lowering nvFuser would run is not modelled.
+  EXPECT_EQ(ec.checkLowering(l, /*compilerLowering=*/true).kind, Outcome::Kind::Unsupported);
 }
 
 TEST(Checker, IdenticalEdgesAreDecidedOnce) {
@@ -247,7 +324,7 @@ TEST(Checker, IdenticalEdgesAreDecidedOnce) {
   EXPECT_EQ(verdicts.size(), 10u);
   EXPECT_EQ(checker.stats().edgeCacheHits, 8u);
   for (const auto &v : verdicts)
-    EXPECT_EQ(v.status, Status::Proved);
+    EXPECT_EQ(v.result, EdgeResult::Proved);
 }
 
 } // namespace
@@ -282,8 +359,8 @@ TEST(Checker, EdgeCacheKeepsCommunicationTeamsApart) {
   auto verdicts = checker.checkFusion(f, *graph);
   ASSERT_EQ(verdicts.size(), 2u);
   ASSERT_TRUE(verdicts[0].compiler && verdicts[1].compiler);
-  EXPECT_EQ(verdicts[0].compiler->status, Status::Proved);
-  EXPECT_EQ(verdicts[1].compiler->status, Status::Refuted);
+  EXPECT_EQ(verdicts[0].compiler->result, CompilerResult::Confirmed);
+  EXPECT_EQ(verdicts[1].compiler->result, CompilerResult::Refuted);
 }
 
 } // namespace

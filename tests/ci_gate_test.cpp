@@ -3,7 +3,9 @@
 // --format junit parsed by a standard XML parser (tests/ci/
 // validate_ci_outputs.py, run with python3), baselines round-tripped on the
 // corpus, --emit-ir read back, inputs expanded (directories, -, @LIST) and
-// -j N giving the serial run's output.
+// -j N giving the serial run's output. run-plan's --format junit parsed the
+// same way: a matching run, wrong values, a failed step, a refused plan and
+// an unreadable one, each failing (or erring) the testcase it should.
 //
 // This file does not test verdicts (golden_test.cpp does); it tests what the
 // tool makes of them.
@@ -16,6 +18,7 @@
 #include "tools/check_sharding/Progress.h"
 #include "tools/check_sharding/Sarif.h"
 #include "tools/check_sharding/Summary.h"
+#include "tools/common/Xml.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -165,7 +168,6 @@ TEST(CiGate, JunitParsesWithAnXmlParser) {
 }
 
 TEST(CiGate, XmlEscapeKeepsOnlyWhatXmlCarries) {
-  using checksharding::xmlEscape;
   EXPECT_EQ(xmlEscape("a<b>&\"c'\n"), "a&lt;b&gt;&amp;&quot;c&apos;&#10;");
   EXPECT_EQ(xmlEscape("T\xC3\xA9"), "T\xC3\xA9");                   // UTF-8 kept
   EXPECT_EQ(xmlEscape(std::string("x\x01y", 3)), "x\xEF\xBF\xBDy"); // control character
@@ -358,6 +360,91 @@ TEST(CiGate, SummariesAddUpAsCountedTogether) {
   EXPECT_EQ(checksharding::summaryJson(together, stats, NvfuserRuntime{}),
             checksharding::summaryJson(added, stats, NvfuserRuntime{}));
   EXPECT_GT(together.compilerRefuted, 0u);
+}
+
+// ------------------------------------------------------------ run-plan
+
+/// run-plan --format junit with `args`: its exit status must be `status`;
+/// the XML must parse and count right (tests/ci/validate_ci_outputs.py).
+std::string runPlanJunit(const std::string &name, std::vector<std::string> args, int status) {
+  args.insert(args.begin(), {"--format", "junit"});
+  ToolRun r = shardcheck::testing::runPlanTool(args);
+  EXPECT_EQ(r.status, status) << r.out << r.err;
+  EXPECT_EQ(
+      r.out.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"run-plan\"", 0),
+      0u)
+      << r.out;
+  std::string path = scratch("run-plan-" + name + ".xml");
+  std::ofstream(path) << r.out;
+  EXPECT_EQ(validate("junit " + path), 0) << r.out;
+  return r.out;
+}
+
+std::string plan(const std::string &file, const std::string &lowerings) {
+  std::string path = shardcheck::testing::emittedPlan("ci_gate_test", file, lowerings);
+  EXPECT_FALSE(path.empty()) << file;
+  return path;
+}
+
+/// `<testsuite name="PLAN" COUNTS>` then `<testcase classname="PLAN" name="NAME"`.
+std::string suiteHead(const std::string &plan, const std::string &counts) {
+  return "<testsuite name=\"" + plan + "\" " + counts + ">\n    <testcase classname=\"" + plan +
+         "\" name=\"run\"";
+}
+
+TEST(CiGateRunPlan, JunitHasARunCaseAndOnePerTensor) {
+  std::string good = plan("rule_allgather_1d_logical.txt", "checker");
+  std::string xml = runPlanJunit("match", {good}, 0);
+  EXPECT_NE(xml.find(suiteHead(good, "tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"0\"")),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("name=\"tensor T1 (intermediate)\">"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"" + good +
+                     "\" name=\"tensor T2 (output)\">\n    "
+                     "</testcase>"),
+            std::string::npos)
+      << xml;
+  EXPECT_EQ(xml.find("<failure"), std::string::npos);
+}
+
+TEST(CiGateRunPlan, WrongValuesFailTheTensorNamingDeviceAndIndex) {
+  std::string wrong = plan("hostir_wrong_team_order.txt", "compiler");
+  std::string xml = runPlanJunit("wrong", {"--allow-unverified", "--bind-auto", wrong}, 1);
+  EXPECT_NE(xml.find(suiteHead(wrong, "tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\"")),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("name=\"tensor T1 (output)\">\n      <failure type=\"mismatch\" message=\"T1: "
+                     "64 of 128 slot(s) differ from the reference; first mismatch: device 0 slot "
+                     "16 holds -0.356 for T1[2, 0], expected -0.416\""),
+            std::string::npos)
+      << xml;
+}
+
+TEST(CiGateRunPlan, AFailedStepARefusedPlanAndAnUnreadableOneFailTheRun) {
+  std::string nv = plan("seed_repro1_after_resharding.txt", "compiler");
+  std::string failed = runPlanJunit("failed", {"--allow-unverified", nv}, 1);
+  EXPECT_NE(failed.find(suiteHead(nv, "tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\"")),
+            std::string::npos)
+      << failed;
+  EXPECT_NE(failed.find("<failure type=\"count-error\" message=\"step 0 (Allgather T1 -&gt; T3 "
+                        "over (0 1)) on devices 0 1 failed: Allgather over team (0 1): all "
+                        "buffers must have the same number of elements: output T3 on device 0 "
+                        "has 1"),
+            std::string::npos)
+      << failed;
+  std::string refused = runPlanJunit("refused", {nv}, 3);
+  EXPECT_NE(refused.find("<failure type=\"refused\" message=\"" + nv +
+                         ": error: plan refused: step 0 rests on a refuted verdict"),
+            std::string::npos)
+      << refused;
+  std::string dump = corpus("seed_kernel_dump.txt");
+  std::string unreadable = runPlanJunit("unreadable", {dump}, 2);
+  EXPECT_NE(
+      unreadable.find(suiteHead(dump, "tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\"")),
+      std::string::npos)
+      << unreadable;
+  EXPECT_NE(unreadable.find("<error type=\"unreadable\" message=\"" + dump), std::string::npos)
+      << unreadable;
 }
 
 } // namespace

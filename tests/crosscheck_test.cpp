@@ -162,6 +162,45 @@ TEST_P(RandomCrossCheck, SmtAgreesWithBruteForce) {
 
 INSTANTIATE_TEST_SUITE_P(TenThousandEdges, RandomCrossCheck, ::testing::Range(0, 20));
 
+// Uneven splits kept every time: every padded lowering of the generated
+// edges (docs/semantics.md, Padded collectives) against the brute force.
+TEST(RandomCrossCheck, PaddedLoweringsAgreeWithBruteForce) {
+  bruteforce::RandomEdgeOptions options;
+  options.unevenPercent = 100;
+  options.symbolicPercent = 10;
+  bruteforce::RandomEdgeGenerator gen(0x9add0000u, options);
+  smt::QueryCache cache;
+  smt::SolverStats stats;
+  smt::SolverBackend backend;
+  Tally padded;
+  int proved = 0, refuted = 0;
+  const int n = edgesPerShard();
+  for (int i = 0; i < n; ++i) {
+    bruteforce::RandomEdgeCase c = gen.next();
+    smt::SolverOptions so;
+    so.timeoutMs = 5000;
+    smt::Context ctx(so, &cache, &stats, &backend);
+    EdgeChecker ec(c.fusion, c.edge, ctx, universeOf(c.fusion));
+    for (const auto &l : c.lowerings) {
+      if (!l.padded)
+        continue;
+      Outcome o = ec.checkLowering(l);
+      proved += o.kind == Outcome::Kind::Proved;
+      refuted += o.kind == Outcome::Kind::Refuted;
+      compare(
+          o, c.bindings,
+          [&](const Bindings &b) { return bruteforce::bruteCheckLowering(c.fusion, c.edge, b, l); },
+          "case " + std::to_string(i) + " (" + c.description + ") " + l.str(), padded);
+    }
+  }
+  EXPECT_EQ(padded.disagreements, 0);
+  EXPECT_GT(proved, 0);
+  EXPECT_GT(refuted, 0);
+  EXPECT_GT(padded.compared, padded.inconclusive);
+  std::cout << "edges " << n << ": padded lowerings " << padded.compared << " compared (" << proved
+            << " proved, " << refuted << " refuted), " << padded.inconclusive << " inconclusive\n";
+}
+
 // --- The corpus: every verdict the checker gives, against brute force at
 // small bindings of its symbols. ---
 
@@ -250,21 +289,21 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
                   what + " step " + std::to_string(k) + " " + l.str(), t);
             ++verdicts;
           }
-        } else if (edgeResult(v) == EdgeResult::Proved) {
-          check(v.lowering, v.status, std::nullopt, "verdict");
+        } else if (v.result == EdgeResult::Proved) {
+          check(v.lowering, Status::Proved, std::nullopt, "verdict");
         }
-        if (!v.compiler || compilerResult(*v.compiler) == CompilerResult::Unknown)
+        if (!v.compiler || v.compiler->result == CompilerResult::Unknown)
           continue;
         // Refutations by nvFuser's printed-form rules (a root outside its
         // team, a reduction whose initial value its Communication drops) are
         // not claims about where elements land: they must be refutations.
         const Expr &expr = f.exprs[e.expr];
         bool brokenRule = (expr.communication && communicationRuleViolation(expr)) ||
-                          (isReductionComm(v.compiler->lowering.kind) &&
+                          (v.compiler->lowering && isReductionComm(v.compiler->lowering->kind) &&
                            initialValueIsIdentity(expr) == std::optional<bool>(false));
         if (brokenRule) {
           ++verdicts;
-          EXPECT_EQ(compilerResult(*v.compiler), CompilerResult::Refuted)
+          EXPECT_EQ(v.compiler->result, CompilerResult::Refuted)
               << what << ": a broken runtime rule";
           continue;
         }
@@ -276,7 +315,12 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
           ++t.inconclusive; // A runtime shape rule: brute force models flat buffers only.
           continue;
         }
-        check(v.compiler->lowering, v.compiler->status, v.compiler->counterexample, "compiler");
+        // Decided, with no broken rule: the choice is a lowering the checker models.
+        EXPECT_TRUE(v.compiler->lowering) << what;
+        if (v.compiler->lowering)
+          check(*v.compiler->lowering,
+                v.compiler->result == CompilerResult::Refuted ? Status::Refuted : Status::Proved,
+                v.compiler->counterexample, "compiler");
       }
     }
   }
@@ -304,12 +348,13 @@ std::vector<Bindings> smallFusionBindings(const Fusion &f) {
   return out;
 }
 
-/// The loop claims of every modelled looped Communication (LoopChecker)
+/// The loop claims of every modelled looped statement (LoopChecker)
 /// against the brute force's run of the iterations (LoopSlices).
 void crossCheckLoops(const Fusion &f, const std::string &what, Tally &t) {
   std::vector<int64_t> universe = universeOf(f);
   for (const Expr &e : f.exprs) {
-    auto model = loopedCommunication(f, e);
+    auto model =
+        e.kind == OpKind::Communication ? loopedCommunication(f, e) : loopedStatement(f, e);
     const auto *lc = std::get_if<LoopedCommunication>(&model);
     if (!lc)
       continue;
@@ -319,8 +364,7 @@ void crossCheckLoops(const Fusion &f, const std::string &what, Tally &t) {
     Outcome smt = checker.check();
     for (const auto &b : smallFusionBindings(f)) {
       compare(
-          smt, b,
-          [&](const Bindings &bb) { return bruteforce::bruteLoopedCommunication(f, *lc, bb); },
+          smt, b, [&](const Bindings &bb) { return bruteforce::bruteLoopedStatement(f, *lc, bb); },
           what + " loop `" + lc->loop.header + "`", t);
       if (smt.kind != Outcome::Kind::Proved)
         break; // A refutation is checked at its own bindings once.
@@ -331,15 +375,17 @@ void crossCheckLoops(const Fusion &f, const std::string &what, Tally &t) {
 TEST(RandomLoopCrossCheck, LoopClaimsAgreeWithBruteForce) {
   int n = std::getenv("SHARDCHECK_QUICK") ? 80 : 600;
   Tally t;
-  int refuted = 0;
+  int refuted = 0, sets = 0;
   for (int i = 0; i < n; ++i) {
     bruteforce::RandomLoopCase c = bruteforce::randomLoop(0x100b0000u + static_cast<uint64_t>(i));
     Document doc = readDocument(c.text, "random_loop.txt");
     ASSERT_EQ(doc.fusions.size(), 1u) << c.text;
     const Fusion &f = doc.fusions[0];
-    const Expr &comm = f.exprs.back();
-    auto model = loopedCommunication(f, comm);
-    ASSERT_TRUE(std::holds_alternative<LoopedCommunication>(model))
+    const Expr &writer = f.exprs.back();
+    sets += writer.kind != OpKind::Communication;
+    auto model = writer.kind == OpKind::Communication ? loopedCommunication(f, writer)
+                                                      : loopedStatement(f, writer);
+    ASSERT_TRUE(std::holds_alternative<LoopedStatement>(model))
         << std::get<std::string>(model) << "\n"
         << c.text;
     const auto &lc = std::get<LoopedCommunication>(model);
@@ -349,14 +395,15 @@ TEST(RandomLoopCrossCheck, LoopClaimsAgreeWithBruteForce) {
     refuted += smt.kind == Outcome::Kind::Refuted;
     compare(
         smt, c.bindings,
-        [&](const Bindings &b) { return bruteforce::bruteLoopedCommunication(f, lc, b); },
+        [&](const Bindings &b) { return bruteforce::bruteLoopedStatement(f, lc, b); },
         c.description, t);
   }
   EXPECT_EQ(t.disagreements, 0);
   EXPECT_GT(t.compared, n * 6 / 10) << "inconclusive: " << t.inconclusive;
   EXPECT_GT(refuted, n / 10) << "the generator must draw wrong loops too";
-  std::cout << "random loops " << n << ": " << t.compared << " compared (" << refuted
-            << " refuted), " << t.inconclusive << " inconclusive\n";
+  EXPECT_GT(sets, n / 10) << "the generator must draw looped statements other than Communications";
+  std::cout << "random loops " << n << " (" << sets << " Sets): " << t.compared << " compared ("
+            << refuted << " refuted), " << t.inconclusive << " inconclusive\n";
 }
 
 TEST(CorpusCrossCheck, LoopClaimsAgreeWithBruteForce) {

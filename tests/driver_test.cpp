@@ -109,14 +109,14 @@ TEST(Driver, JsonEdgesAreTheReportsVerdicts) {
         EXPECT_EQ(e["fusion"], f.index);
         EXPECT_EQ(e["producer"], "T" + std::to_string(v.producer));
         EXPECT_EQ(e["consumer"], "T" + std::to_string(v.consumer));
-        EdgeResult result = edgeResult(v);
+        EdgeResult result = v.result;
         bool unsupported = result == EdgeResult::Unsupported || result == EdgeResult::Unmodelled;
         EXPECT_EQ(e["communication"] == "unsupported", unsupported);
         EXPECT_EQ(e["status"] == "proved", result == EdgeResult::Proved);
         EXPECT_EQ(e["compiler"].is_null(), !v.compiler);
         if (v.compiler)
           EXPECT_EQ(e["compiler"]["status"] == "refuted",
-                    compilerResult(*v.compiler) == CompilerResult::Refuted);
+                    v.compiler->result == CompilerResult::Refuted);
       }
     EXPECT_EQ(i, edges.size());
   }

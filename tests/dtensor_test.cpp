@@ -91,6 +91,23 @@ TEST(DTensorReader, RejectsOtherVersionsUnknownFieldsAndBadMeshes) {
   EXPECT_EQ(errorOf(ok).first, "");
 }
 
+TEST(DTensorReader, RejectsARecordedRankOutsideTheMesh) {
+  // Found by fuzz-dtensor-reader: a rank (or group member) that is no device
+  // of the mesh reached the mapping, which asked the mesh for its
+  // coordinates (an internal error); it is a located schema error.
+  auto withRank = [](const std::string &rank, const std::string &group) {
+    return ",\n \"dtensor\": {\"steps\": [{\"mesh_dim\": 0, \"from\": \"Shard(0)\", \"to\": "
+           "\"Replicate()\", \"collectives\": [0]}], \"collectives\": [{\"kind\": \"all_gather\", "
+           "\"ranks\": [\n{\"rank\": " +
+           rank + ", \"group\": " + group + ", \"input_shape\": [2], \"output_shape\": [4]}]}]}";
+  };
+  auto doc = [&](const std::string &rank, const std::string &group) {
+    return document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]", withRank(rank, group));
+  };
+  EXPECT_EQ(errorOf(doc("7", "[0, 1]")), (std::pair<std::string, int>{"dtensor-schema", 7}));
+  EXPECT_EQ(errorOf(doc("0", "[0, 9]")), (std::pair<std::string, int>{"dtensor-schema", 7}));
+}
+
 TEST(DTensorToIr, RejectsPlacementsWithoutFaithfulMapping) {
   using Error = std::pair<std::string, int>;
   // An average is a sum divided afterwards: no IR reduction.
@@ -166,9 +183,12 @@ TEST(DTensorInput, NotesDTensorsBytesPerRank) {
   InputDocument in = readInputDocument(
       document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"R\"]", steps), "case.json");
   ASSERT_EQ(in.doc.fusions.size(), 2u);
-  ASSERT_EQ(in.notes.size(), 2u);
+  ASSERT_EQ(in.notes.size(), 3u);
   // Allgather of 2 floats over 2 ranks: each rank sends its 8 bytes once.
   EXPECT_NE(in.notes[1].message.find("8 bytes per rank"), std::string::npos) << in.notes[1].message;
+  // The model of DTensor's plan (dtensor/DTensorPlan.h) issues the same.
+  EXPECT_NE(in.notes[2].message.find("agrees with the recording"), std::string::npos)
+      << in.notes[2].message;
   const Expr &comm = in.doc.fusions[1].exprs[0];
   ASSERT_TRUE(comm.communication);
   EXPECT_EQ(comm.communication->team, (std::vector<int64_t>{0, 1}));
@@ -210,11 +230,11 @@ std::optional<RunReport> runDTensorsSequence(const std::string &path, Judged &ju
   const FusionReport &f = report.fusions.at(1);
   judged = Judged::Confirmed;
   for (const EdgeVerdict &v : f.verdicts) {
-    if (edgeResult(v) != EdgeResult::Proved && judged == Judged::Confirmed)
+    if (v.result != EdgeResult::Proved && judged == Judged::Confirmed)
       judged = Judged::Neither;
     if (!v.compiler)
       continue;
-    CompilerResult r = compilerResult(*v.compiler);
+    CompilerResult r = v.compiler->result;
     if (r == CompilerResult::Refuted)
       judged = Judged::Refuted;
     else if (r != CompilerResult::Confirmed && judged == Judged::Confirmed)

@@ -4,6 +4,11 @@
 // seed's refuted Allgather with its counterexample, a truncated paste's and
 // an unreadable file's warnings, text from the input escaped wherever it
 // lands; --format dot read by Graphviz's dot (scripts/dev.sh installs it).
+// run-plan's --report-html pages read the same way: a matching run, wrong
+// values, a failed step and a refused plan, each with its outcome, step
+// rows, element counts, bytes and tensor rows, and hostile text escaped.
+// (`bash scripts/dev.sh report-screenshot` loads both tools' pages in
+// headless Chromium and fails on a console error.)
 //
 // This file does not test verdicts (golden_test.cpp does) or the look of a
 // page (docs/ci-gate.md's screenshot shows it).
@@ -12,6 +17,7 @@
 #include "tools/check_sharding/Dot.h"
 #include "tools/check_sharding/Graphviz.h"
 #include "tools/check_sharding/HtmlReport.h"
+#include "tools/run_plan/HtmlReport.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -159,7 +165,7 @@ FileOutput hostileFile() {
   v.producer = 0;
   v.consumer = 1;
   v.exprName = "</summary></details><script>alert(2)</script>";
-  v.status = Status::Unknown;
+  v.result = EdgeResult::Unknown;
   v.lowering.kind = CommKind::Alias;
   v.reason = "' \" & <b>";
   v.counterexample = Counterexample{};
@@ -226,6 +232,139 @@ TEST(DotOutput, QuotesNamesAndLabels) {
   auto svg = renderSvg(*dot, text, error);
   ASSERT_TRUE(svg) << error;
   EXPECT_NE(svg->find("a &quot;quoted&quot; \\N name"), std::string::npos) << *svg;
+}
+
+// ------------------------------------------------------------ run-plan
+
+std::string emittedPlan(const std::string &file, const std::string &lowerings) {
+  std::string plan = shardcheck::testing::emittedPlan("html_report_test", file, lowerings);
+  EXPECT_FALSE(plan.empty()) << file;
+  return plan;
+}
+
+/// The pages run-plan --report-html writes for `args` (+ the plan), read
+/// back; its exit status must be `status`, the same as without the report.
+nlohmann::json runPlanPages(const std::string &name, std::vector<std::string> args, int status) {
+  std::string dir = scratch("run-plan-" + name);
+  fs::remove_all(dir);
+  args.insert(args.begin(), "--quiet"); // no step times: the same text twice
+  ToolRun plain = shardcheck::testing::runPlanTool(args);
+  args.insert(args.begin(), {"--report-html", dir});
+  ToolRun r = shardcheck::testing::runPlanTool(args);
+  EXPECT_EQ(r.status, status) << r.out << r.err;
+  EXPECT_EQ(plain.status, status);
+  EXPECT_EQ(r.out, plain.out);
+  std::string problems;
+  nlohmann::json pages = readPages(pagesIn(dir), problems);
+  EXPECT_FALSE(pages.is_null()) << problems;
+  EXPECT_EQ(pages.size(), 2u) << pages.dump();
+  for (const auto &[page, content] : pages.items())
+    EXPECT_EQ(content["scripts"], 0) << page;
+  return pages;
+}
+
+nlohmann::json classes(std::initializer_list<const char *> names) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const char *n : names)
+    list.push_back(n);
+  return list;
+}
+
+TEST(RunPlanHtmlReport, AMatchingRunShowsItsStepsBytesAndTensors) {
+  std::string plan = emittedPlan("rule_allgather_1d_logical.txt", "checker");
+  nlohmann::json pages = runPlanPages("match", {plan}, 0);
+  const auto &page = pages.at(htmlPageName(0, plan));
+  EXPECT_EQ(page["banners"], classes({"match"}));
+  EXPECT_EQ(page["rows"]["step-0"], classes({"step", "ok"}));
+  EXPECT_EQ(page["rows"]["step-1"], classes({"step", "ok"}));
+  EXPECT_EQ(page["rows"]["tensor-T1"], classes({"tensor", "pass"}));
+  EXPECT_EQ(page["rows"]["tensor-T2"], classes({"tensor", "pass"}));
+  const std::string shown = text(page);
+  // The Allgather's team, its element counts (8 -> 16 per device), the
+  // bytes each device received (8 floats) and the total.
+  for (const char *expected : {"Allgather T0 -> T1 over (0 1)", "0: 8 \u2192 161: 8 \u2192 16",
+                               "0: 32, 1: 32", "total bytes moved64", "result: match: 2 tensor(s)"})
+    EXPECT_NE(shown.find(expected), std::string::npos) << expected << "\n" << shown;
+  const auto &index = pages.at("index.html");
+  EXPECT_EQ(index["rows"]["run-0"], classes({"run", "good"}));
+  EXPECT_NE(text(index).find(plan), std::string::npos);
+}
+
+TEST(RunPlanHtmlReport, WrongValuesNameTheFirstMismatch) {
+  // The compiler's Allgather over team (0 1 3 2): every step runs, T1 is wrong.
+  std::string plan = emittedPlan("hostir_wrong_team_order.txt", "compiler");
+  nlohmann::json pages = runPlanPages("wrong", {"--allow-unverified", "--bind-auto", plan}, 1);
+  const auto &page = pages.at(htmlPageName(0, plan));
+  EXPECT_EQ(page["banners"], classes({"wrong-values"}));
+  EXPECT_EQ(page["rows"]["step-0"], classes({"step", "ok"}));
+  EXPECT_EQ(page["rows"]["tensor-T1"], classes({"tensor", "fail"}));
+  EXPECT_NE(text(page).find("device 0, T1[2, 0] (slot 16): got -0.356, expected -0.416"),
+            std::string::npos)
+      << text(page);
+  EXPECT_EQ(pages["index.html"]["rows"]["run-0"], classes({"run", "bad"}));
+}
+
+TEST(RunPlanHtmlReport, AFailedStepAndARefusedPlanSayWhy) {
+  // nvFuser's Allgather of the seed: refused, then run anyway and failing.
+  std::string plan = emittedPlan("seed_repro1_after_resharding.txt", "compiler");
+  nlohmann::json failed = runPlanPages("failed", {"--allow-unverified", plan}, 1);
+  const auto &page = failed.at(htmlPageName(0, plan));
+  EXPECT_EQ(page["banners"], classes({"count-error"}));
+  EXPECT_EQ(page["rows"]["step-0"], classes({"step", "failed"}));
+  EXPECT_EQ(page["rows"]["step-1"], classes({"step", "not-run"}));
+  for (const char *expected :
+       {"all buffers must have the same number of elements: output T3 on "
+        "device 0 has 1, the team needs 2 x 1 = 2",
+        "0: 1 \u2192 11: 1 \u2192 1", "unverified", "Nothing compared: the run failed at step 0."})
+    EXPECT_NE(text(page).find(expected), std::string::npos) << expected << "\n" << text(page);
+
+  nlohmann::json refused = runPlanPages("refused", {plan}, 3);
+  const auto &refusedPage = refused.at(htmlPageName(0, plan));
+  EXPECT_EQ(refusedPage["banners"], classes({"refused"}));
+  EXPECT_EQ(refusedPage["rows"]["step-0"], classes({"step", "not-run"}));
+  EXPECT_NE(text(refusedPage).find("plan refused: step 0 rests on a refuted verdict"),
+            std::string::npos);
+
+  nlohmann::json unreadable = runPlanPages("unreadable", {corpus("seed_kernel_dump.txt")}, 2);
+  const auto &unreadablePage = unreadable.at(htmlPageName(0, corpus("seed_kernel_dump.txt")));
+  EXPECT_EQ(unreadablePage["banners"], classes({"unreadable"}));
+  EXPECT_TRUE(unreadablePage["rows"].empty());
+}
+
+TEST(RunPlanHtmlReport, EscapesTextFromThePlanEverywhere) {
+  runplan::PlanRunResult run{
+      "</title><script>alert(1)</script>.json", "sim", 1, RunReport{}, "", ""};
+  StepReport step;
+  step.kind = "collective";
+  step.description = "<img src=x onerror=alert(2)>";
+  step.status = "failed";
+  run.report->steps.push_back(step);
+  run.report->symbols = {{"i<0>", 2}};
+  TensorCheck tensor;
+  tensor.comparison.name = "T\"><script>alert(3)</script>";
+  tensor.comparison.compared = 2;
+  tensor.comparison.mismatched = 1;
+  tensor.comparison.firstMismatch = Mismatch{0, 1, {1}, 2, 3};
+  tensor.role = "output";
+  run.report->tensors.push_back(tensor);
+  runplan::PlanRunResult refused{"b&d's.json", "sim",     3,
+                                 std::nullopt, "refused", "</pre><script>alert(4)</script>"};
+  std::string dir = scratch("run-plan-hostile");
+  fs::remove_all(dir);
+  ASSERT_EQ(runplan::writeHtmlReport(dir, {run, refused}, "<v>"), "");
+  std::string problems;
+  nlohmann::json pages = readPages(pagesIn(dir), problems);
+  ASSERT_FALSE(pages.is_null()) << problems; // no src= attribute, no stray tag
+  ASSERT_EQ(pages.size(), 3u);
+  const auto &page = pages[htmlPageName(0, run.plan)];
+  EXPECT_EQ(page["scripts"], 0);
+  for (const char *shown :
+       {"</title><script>alert(1)</script>.json", "<img src=x onerror=alert(2)>", "i<0>=2",
+        "T\"><script>alert(3)</script>[1] (slot 1)"})
+    EXPECT_NE(text(page).find(shown), std::string::npos) << shown;
+  EXPECT_NE(text(pages[htmlPageName(1, refused.plan)]).find("</pre><script>alert(4)</script>"),
+            std::string::npos);
+  EXPECT_NE(text(pages["index.html"]).find("b&d's.json"), std::string::npos);
 }
 
 } // namespace

@@ -183,10 +183,10 @@ TEST(Limits, PastTheTimeLimitNothingIsProved) {
   auto verdicts = checker.checkFusion(doc.fusions[0], *graph);
   ASSERT_FALSE(verdicts.empty());
   for (const auto &v : verdicts) {
-    EXPECT_EQ(v.status, Status::Unknown);
+    EXPECT_EQ(v.result, EdgeResult::Unknown);
     EXPECT_NE(v.reason.find("--time-limit"), std::string::npos) << v.reason;
     if (v.compiler) {
-      EXPECT_EQ(v.compiler->status, Status::Unknown);
+      EXPECT_EQ(v.compiler->result, CompilerResult::Unknown);
     }
   }
   ToolRun r = checkSharding({"--time-limit", "0", tempFile("t.txt", allgatherDump({0, 1}))});
@@ -204,7 +204,7 @@ TEST(Limits, LargeRegularMeshesAreProvedLikeSmallOnes) {
     EXPECT_EQ(shardcheck::testing::checkShardingExitStatus(report), 0);
     ASSERT_EQ(fusion.verdicts.size(), 1u);
     EXPECT_EQ(fusion.verdicts[0].lowering.kind, CommKind::Allgather);
-    EXPECT_EQ(edgeResult(fusion.verdicts[0]), EdgeResult::Proved) << fusion.verdicts[0].reason;
+    EXPECT_EQ(fusion.verdicts[0].result, EdgeResult::Proved) << fusion.verdicts[0].reason;
   }
   // A permuted small mesh still goes through the per-device tables.
   ToolRun p = checkSharding({"--quiet", tempFile("perm.txt", allgatherDump({2, 0, 3, 1}))});

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The mpi backend over the corpus: every corpus fusion check-sharding can
 # plan is run as one process per device under mpirun (the plans of 2, 3, 4
-# and 8 devices as 2, 3, 4 and 8 processes) and must match the reference.
+# and 8 devices as 2, 3, 4 and 8 processes) and must match the reference;
+# the four uneven plans (padded collectives) must be among them.
 # Then the seed's refuted nvFuser Allgather must fail the same way under MPI,
 # and a wrong process count must be a usage error (exit status 2).
 #
@@ -79,7 +80,7 @@ if [ "$mode" = stopped-rank ]; then
   exit 0
 fi
 
-ran=0 failed=0 ran4=0
+ran=0 failed=0 ran4=0 ran_uneven=0
 for f in "$source"/corpus/*.txt "$source"/corpus/planner/*.json; do
   plan="$dir/$(basename "$f").json"
   "$bin/check-sharding" --quiet --emit-plan "$plan" "$f" > /dev/null 2>&1
@@ -91,6 +92,7 @@ for f in "$source"/corpus/*.txt "$source"/corpus/planner/*.json; do
   [ "$status" -eq 3 ] && continue # Rests on an unproved verdict.
   ran=$((ran + 1))
   [ "$n" -eq 4 ] && ran4=$((ran4 + 1))
+  case "$(basename "$f")" in uneven_*) ran_uneven=$((ran_uneven + 1)) ;; esac
   if [ "$status" -ne 0 ]; then
     failed=$((failed + 1))
     echo "FAIL $(basename "$f") (-np $n): exit status $status"
@@ -102,6 +104,9 @@ done
 echo "mpi: $ran plan(s) run ($ran4 as 4 processes), $failed failed"
 [ "$failed" -eq 0 ] || exit 1
 [ "$ran4" -ge 5 ] || { echo "expected at least 5 four-process plans"; exit 1; }
+# The padded collectives of uneven splits (uneven_*.txt: Allgather+pad,
+# AllToAll+pad, ReduceScatter+pad) run under MPI too.
+[ "$ran_uneven" -ge 4 ] || { echo "expected the 4 uneven corpus plans to run, ran $ran_uneven"; exit 1; }
 
 # The seed's refuted Allgather fails with nvFuser's count error under MPI too.
 "$bin/check-sharding" --quiet --plan-lowerings compiler --emit-plan "$dir/nv.json" \
@@ -112,6 +117,36 @@ if [ "$status" -ne 1 ] || ! grep -q "all buffers must have the same number of el
   echo "FAIL: the refuted Allgather under MPI: exit status $status"; cat "$dir/out"; exit 1
 fi
 echo "ok   refuted Allgather fails under MPI: $(grep '^result:' "$dir/out")"
+
+# Host loops under MPI (docs/plan-format.md, "Loops"): the Allgather per
+# stream iteration feeding a matmul, at several trip counts i0, must match;
+# its wrong-bound variant, run anyway, must miss the last slice.
+"$bin/check-sharding" --quiet --emit-plan "$dir/loop.json" \
+  "$source/corpus/pipeline_stream_allgather_matmul_hostir.txt" > /dev/null 2>&1
+grep -q '"kind": "loop"' "$dir/loop.json" || { echo "FAIL: the pipeline's plan has no loop step"; exit 1; }
+for trips in 1 3 6; do
+  status=0
+  mpirun_np 2 "$bin/run-plan" --backend mpi --bind i0=$trips --bind i3=4 --bind i6=3 "$dir/loop.json" \
+    > "$dir/out" 2>&1 || status=$?
+  if [ "$status" -ne 0 ] || ! grep -q "^result: match" "$dir/out"; then
+    echo "FAIL: the looped pipeline under MPI, i0=$trips: exit status $status"; cat "$dir/out"; exit 1
+  fi
+done
+echo "ok   looped Allgather + matmul pipeline under MPI at i0 = 1, 3, 6"
+"$bin/check-sharding" --quiet --plan-lowerings compiler --emit-plan "$dir/loopwrong.json" \
+  "$source/corpus/pipeline_stream_allgather_wrong_bound_hostir.txt" > /dev/null 2>&1
+status=0
+mpirun_np 2 "$bin/run-plan" --backend mpi --bind i3=4 --bind i6=3 "$dir/loopwrong.json" > "$dir/out" 2>&1 || status=$?
+if [ "$status" -ne 3 ] || ! grep -q "iteration i18 = 2 is missing" "$dir/out"; then
+  echo "FAIL: the wrong loop bound was not refused under MPI: exit status $status"; cat "$dir/out"; exit 1
+fi
+status=0
+mpirun_np 2 "$bin/run-plan" --backend mpi --allow-unverified --bind i3=4 --bind i6=3 "$dir/loopwrong.json" \
+  > "$dir/out" 2>&1 || status=$?
+if [ "$status" -ne 1 ] || ! grep -q "T3\[2, 0, 0\], expected nan" "$dir/out"; then
+  echo "FAIL: the wrong loop bound run anyway under MPI: exit status $status"; cat "$dir/out"; exit 1
+fi
+echo "ok   wrong loop bound refused, and run anyway leaves T3[2] unwritten under MPI"
 
 # A plan of 2 devices on 3 processes is a usage error on every process.
 "$bin/check-sharding" --quiet --emit-plan "$dir/two.json" \

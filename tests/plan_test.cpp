@@ -172,8 +172,44 @@ TEST(PlanBuild, ReductionIsPartialCollectiveAndEpilogue) {
 }
 
 TEST(PlanBuild, UnsupportedEdgeIsAPlanError) {
-  EXPECT_THROW(planOf("uneven_sharding_extent7.txt"), PlanError);
+  EXPECT_THROW(planOf("lint_mesh_duplicate_device.txt"), PlanError);
   EXPECT_THROW(planOf("mesh2d_issue6001_two_did_changes.txt"), PlanError);
+}
+
+TEST(PlanBuild, PaddedAllgatherOfAnUnevenSplitRuns) {
+  // 7 rows on 2 devices: padded buffers of 4 x 3 slots (device 1 holds 3
+  // rows), gathered into 2 x 4 x 3, then unpadded into T2's 7 x 3.
+  Plan plan = planOf("uneven_sharding_extent7.txt");
+  std::vector<std::string> kinds;
+  for (const PlanStep &s : plan.steps)
+    kinds.push_back(s.kind == StepKind::Collective ? collectiveTypeName(*s.collective)
+                                                   : stepKindName(s.kind));
+  EXPECT_EQ(kinds, (std::vector<std::string>{"compute", "Allgather", "copy"}));
+  const PlanBuffer *gathered = plan.buffer("T2.gathered");
+  ASSERT_NE(gathered, nullptr);
+  EXPECT_EQ(gathered->local[1].shape,
+            (std::vector<Extent>{Extent::constant(2), Extent::constant(4), Extent::constant(3)}));
+  // Exact counts: 12 and 9 elements in the padded 4 x 3 buffers, 21 in the
+  // gathered 24 slots.
+  const PlanBuffer *t1 = plan.buffer("T1");
+  ASSERT_NE(t1, nullptr);
+  EXPECT_EQ(t1->local[0].held, std::optional<int64_t>(12));
+  EXPECT_EQ(t1->local[1].held, std::optional<int64_t>(9));
+  EXPECT_EQ(gathered->local[0].held, std::optional<int64_t>(21));
+  EXPECT_EQ(plan.buffer("T2")->local[0].held, std::nullopt);
+  EXPECT_TRUE(runSim(plan).matches());
+  // A held count the executor's layout disagrees with is refused.
+  Plan wrong = planFromJsonText(planToJsonText(plan), "wrong.json");
+  const_cast<PlanBuffer *>(wrong.buffer("T1"))->local[1].held = 12;
+  try {
+    runSim(wrong);
+    ADD_FAILURE() << "a wrong held count ran";
+  } catch (const InputError &e) {
+    EXPECT_NE(e.diagnostic().message.find("the plan says it holds 12 element(s), the layout of "
+                                          "its tensor gives 9"),
+              std::string::npos)
+        << e.diagnostic().message;
+  }
 }
 
 // ------------------------------------------------------------ JSON
@@ -596,7 +632,7 @@ TEST(CheckShardingCli, EmitPlanWritesALoadablePlan) {
   std::string none = (tempDir() / "none.json").string();
   std::ostringstream o4, e4;
   EXPECT_EQ(
-      runCheckSharding({"--emit-plan", none, corpusPath("uneven_sharding_extent7.txt")}, o4, e4),
+      runCheckSharding({"--emit-plan", none, corpusPath("lint_mesh_duplicate_device.txt")}, o4, e4),
       1);
   EXPECT_FALSE(std::filesystem::exists(none));
   EXPECT_NE(o4.str().find("no plan written"), std::string::npos) << o4.str();

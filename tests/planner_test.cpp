@@ -60,7 +60,7 @@ TEST(Planner, EveryCorpusCaseIsProvedPlannedAndRuns) {
     ASSERT_EQ(r.verdicts.size(), 1u) << entry.path();
     const EdgeVerdict &v = r.verdicts[0];
     EXPECT_TRUE(hasProvedPlan(v)) << entry.path() << ": " << v.reason;
-    EXPECT_EQ(edgeResult(v), EdgeResult::Proved) << entry.path();
+    EXPECT_EQ(v.result, EdgeResult::Proved) << entry.path();
     ASSERT_TRUE(r.plan.has_value()) << entry.path() << (r.noPlan ? r.noPlan->what() : "");
     EXPECT_TRUE(runsToAMatch(*r.plan)) << entry.path();
     ++cases;
@@ -141,7 +141,7 @@ void bruteCheckSteps(const Fusion &fusion, const FusionGraph &graph,
   for (size_t k = 0; k < chained->graph.edges().size(); ++k) {
     const FusionEdge &e = chained->graph.edges()[k];
     const EdgeVerdict &v = chained->verdicts[k];
-    ASSERT_EQ(v.status, Status::Proved) << what;
+    ASSERT_EQ(v.result, EdgeResult::Proved) << what;
     auto result = v.lowering.kind == CommKind::None
                       ? bruteforce::bruteNeedsNoCommunication(chained->fusion, e, {})
                       : bruteforce::bruteCheckLowering(chained->fusion, e, {}, v.lowering);

@@ -1,7 +1,8 @@
 // run-plan's command line on bad input (issue 13): plan files that cannot be
 // read (a directory, a read error), a report that cannot be written, --bind
 // names that are not symbols of the plan, values that are negative or do not
-// fit their type, flags the chosen backend does not read; and both tools'
+// fit their type, flags the chosen backend does not read, bad report flags
+// (--format, --report-html, --quiet with junit); and both tools'
 // exit status when standard output cannot be written (the built binaries,
 // run next to this test binary, with standard output on /dev/full). Each is
 // exit status 2 with a message that says what was wrong.
@@ -137,6 +138,22 @@ TEST(RunPlanFlags, FlagsTheBackendDoesNotReadAreUsageErrors) {
   expectUsageError({"--backend", "nccl", "--indexed-compute", plan},
                    "--indexed-compute applies to the sim and mpi backends only, not to --backend "
                    "nccl");
+}
+
+TEST(RunPlanFlags, ReportFlagsAndFormatsAreChecked) {
+  std::string plan = emittedPlan(kConstantPlan), dir = tempDir().string();
+  expectUsageError({"--format", "xml", plan}, "--format takes 'text' or 'junit'");
+  expectUsageError({"--format", "junit", "--quiet", plan}, "--quiet applies to --format text only");
+  expectUsageError({plan, "--report-html"}, "--report-html takes a directory");
+  expectUsageError({"--report-html", "", plan}, "--report-html takes a directory");
+  expectUsageError({"--report", dir + "/r", "--report-html", dir + "/r", plan},
+                   "--report and --report-html name the same path " + dir + "/r");
+  // A report directory that cannot be created: the run's status gives way to 2.
+  expectUsageError({"--report-html", plan + "/html", plan},
+                   "run-plan: error: --report-html " + plan + "/html: cannot create the directory");
+  Result ok = runPlan({"--format", "junit", "--report-html", dir + "/html", plan});
+  EXPECT_EQ(ok.status, 0) << ok.out << ok.err;
+  EXPECT_TRUE(fs::exists(dir + "/html/index.html"));
 }
 
 /// Runs `command` with the shell; its exit status.

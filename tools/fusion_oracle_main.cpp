@@ -1,8 +1,13 @@
 // fusion-oracle: the end-to-end oracle over random fusions (tests/oracle/).
 //
 //   fusion-oracle [--seed S] [--count N] [--resume FILE] [--progress]
-//                 [--no-minimize] [--report-dir DIR] [--timeout-ms N]
+//                 [--no-minimize] [--report-dir DIR] [--timeout-ms N] [--dtensor]
+//                 [--loops]
 //   fusion-oracle --summarize STATE...
+//
+// --loops draws looped host programs instead (checker/bruteforce/RandomLoops.h:
+// an Allgather per stream iteration, right loops and wrong ones), planned
+// with their loops; they are not minimized.
 //
 // Runs fusions with seeds S .. S+N-1 (default 1 and 1000): each is generated,
 // checked, planned and run exactly on simulated devices (Oracle.h says what
@@ -11,6 +16,11 @@
 // --report-dir also written to DIR/<class>.txt as a reproducer check-sharding
 // reads as is (comment lines, then the dump). At the end it prints the
 // counts by outcome, construct and violation class.
+//
+// --dtensor draws random DTensor redistributes instead
+// (tests/oracle/RandomDTensor.h): seed S is a document; its transition and
+// DTensor's sequence as the model of its plan issues it are each checked,
+// planned and run (nothing to minimize: the report shows the document).
 //
 // --resume FILE keeps the run's state in FILE (rewritten every 25 fusions,
 // and on SIGINT/SIGTERM): started again with the same FILE, seed and count,
@@ -23,6 +33,8 @@
 // that does not belong to this run; 130 interrupted (state saved).
 //
 // This main parses arguments and keeps state; it decides nothing itself.
+#include "checker/bruteforce/RandomLoops.h"
+#include "ir/reader/DumpReader.h"
 #include "tests/oracle/Oracle.h"
 #include "tests/oracle/OracleTally.h"
 
@@ -56,15 +68,19 @@ struct Args {
   std::string reportDir;
   bool progress = false;
   bool minimize = true;
+  bool dtensor = false;
+  bool loops = false; ///< Random looped host programs (--loops).
   unsigned timeoutMs = 20000;
   std::vector<std::string> summarize; ///< State files to merge and print.
 };
 
 [[noreturn]] void usage(const std::string &why) {
-  std::cerr << "fusion-oracle: " << why
-            << "\nusage: fusion-oracle [--seed S] [--count N] [--resume FILE] [--progress]\n"
-               "                     [--no-minimize] [--report-dir DIR] [--timeout-ms N]\n"
-               "       fusion-oracle --summarize STATE...\n";
+  std::cerr
+      << "fusion-oracle: " << why
+      << "\nusage: fusion-oracle [--seed S] [--count N] [--resume FILE] [--progress]\n"
+         "                     [--no-minimize] [--report-dir DIR] [--timeout-ms N] [--dtensor]\n"
+         "                     [--loops]\n"
+         "       fusion-oracle --summarize STATE...\n";
   std::exit(2);
 }
 
@@ -102,6 +118,10 @@ Args parseArgs(int argc, char **argv) {
       a.progress = true;
     else if (f == "--no-minimize")
       a.minimize = false;
+    else if (f == "--dtensor")
+      a.dtensor = true;
+    else if (f == "--loops")
+      a.loops = true;
     else if (f == "--summarize")
       for (++i; i < argc; ++i)
         a.summarize.push_back(argv[i]);
@@ -214,10 +234,11 @@ std::string fileNameOf(std::string kind) {
 /// Minimizes the first fusion of a new violation class and prints its report.
 void reportNewClass(Oracle &oracle, const Args &a, const OracleResult &r, const Violation &v) {
   OracleResult shown = r;
-  if (a.minimize)
+  bool minimize = a.minimize && !a.dtensor && !a.loops;
+  if (minimize)
     shown = oracle.run(oracle.minimize(r.spec, v.kind));
   std::string text = "=== violation class " + v.kind + " (first at seed " +
-                     std::to_string(r.spec.seed) + (a.minimize ? ", minimized" : "") + ") ===\n" +
+                     std::to_string(r.spec.seed) + (minimize ? ", minimized" : "") + ") ===\n" +
                      describeResult(shown) + "\n";
   std::cout << text << std::flush;
   if (!a.resume.empty())
@@ -263,11 +284,22 @@ int main(int argc, char **argv) {
   auto lastPrint = start;
   const int64_t firstHere = s.next;
   while (s.next < a.count && !gStop) {
-    OracleResult r = oracle.run(randomFusion(a.seed + static_cast<uint64_t>(s.next)));
-    for (const Violation &v : r.violations)
-      if (!s.tally.violations().count(v.kind))
-        reportNewClass(oracle, a, r, v);
-    s.tally.add(r);
+    uint64_t seed = a.seed + static_cast<uint64_t>(s.next);
+    std::vector<OracleResult> results;
+    if (a.dtensor)
+      results = oracle.runDTensor(seed);
+    else if (a.loops)
+      results.push_back(oracle.run(
+          readDocument(bruteforce::randomLoop(seed).text, "loop-oracle.txt").fusions.at(0)));
+    else
+      results.push_back(oracle.run(randomFusion(seed)));
+    for (OracleResult &r : results) {
+      r.spec.seed = seed; // Names a looped program's seed in reports too.
+      for (const Violation &v : r.violations)
+        if (!s.tally.violations().count(v.kind))
+          reportNewClass(oracle, a, r, v);
+      s.tally.add(r);
+    }
     ++s.next;
     if (s.next % 25 == 0)
       saveState(a, s);

@@ -188,6 +188,9 @@ BruteResult bruteNeedsNoCommunication(const Fusion &fusion, const FusionEdge &ed
 
 namespace {
 
+/// No element (an empty slot, nothing delivered); element numbers are >= 0.
+constexpr int64_t kNothing = -1;
+
 /// Checks one lowering against the model, in the fixed order: shape, layouts,
 /// counts (team by team), then devices ascending and offsets ascending.
 class LoweringChecker {
@@ -234,6 +237,17 @@ private:
   bool readsBuffers() const {
     return lowering_.reduceInput == Lowering::ReduceInput::ProducerBuffer;
   }
+  /// The padded lowerings docs/semantics.md defines (Padded collectives),
+  /// spelled out here rather than asked of Lowering.h.
+  bool paddable() const {
+    if (kind_ == CommKind::Allgather || kind_ == CommKind::AllToAll)
+      return lowering_.localPermute;
+    bool reduction = kind_ == CommKind::Allreduce || kind_ == CommKind::Reduce ||
+                     kind_ == CommKind::ReduceScatter;
+    return reduction && !lowering_.localPermute && !readsBuffers();
+  }
+  Failure checkPaddedCounts(size_t t);
+  Failure checkPaddedGather(int64_t d, const Role &role) const;
   BruteResult wrongDelivery(int64_t d, const Role &role, const BufferSlot &slot, int64_t position,
                             std::optional<Source> source, int64_t delivered) const;
 
@@ -261,7 +275,9 @@ private:
 
 std::string LoweringChecker::label(size_t t) const {
   std::string s = commKindName(kind_);
-  if (lowering_.localPermute)
+  if (lowering_.padded)
+    s += "+pad";
+  else if (lowering_.localPermute)
     s += "+permute";
   if (kind_ == CommKind::None || kind_ == CommKind::Alias || kind_ == CommKind::SendRecv ||
       t >= lowering_.teams.size())
@@ -359,14 +375,16 @@ LoweringChecker::Failure LoweringChecker::checkTeamShape(size_t t, std::set<int6
 }
 
 LoweringChecker::Failure LoweringChecker::checkShape() {
-  if (kind_ == CommKind::Unsupported)
-    return BruteResult::unsupported("the lowering is `unsupported`");
   bool permutable =
       kind_ == CommKind::Allgather || kind_ == CommKind::Gather || kind_ == CommKind::AllToAll;
   if (lowering_.localPermute && !permutable)
     return BruteResult::unsupported(std::string("brute force models a local permute only after "
                                                 "Allgather, Gather and AllToAll, not ") +
                                     commKindName(kind_));
+  if (lowering_.padded && !paddable())
+    return BruteResult::unsupported("brute force models padding for Allgather and AllToAll "
+                                    "with the unpad copy and for reductions of partials, not " +
+                                    label(0));
   if (kind_ == CommKind::None)
     return std::nullopt;
   if (kind_ == CommKind::Alias) {
@@ -509,8 +527,34 @@ LoweringChecker::Failure LoweringChecker::checkBufferReductionCounts(size_t t) {
   return std::nullopt;
 }
 
+/// Padded lowerings: every member's padded buffer (the product of the
+/// layout extents, padding included) has one size k, the chunk the
+/// collective moves; the held counts may differ.
+LoweringChecker::Failure LoweringChecker::checkPaddedCounts(size_t t) {
+  const ConcreteTensor &chunked = isReductionComm(kind_) ? c_ : p_;
+  int64_t k = 1;
+  for (int64_t e : chunked.layoutExtents())
+    k *= e;
+  const auto &owners = p_.devices();
+  for (int64_t d : lowering_.teams[t].devices) {
+    // Allgather and AllToAll read every member's producer buffer; members of
+    // a reduction without one contribute zero partials.
+    if (!isReductionComm(kind_) && !std::binary_search(owners.begin(), owners.end(), d))
+      return fail(d, label(t) + " reads " + p_.name() + " on device " + std::to_string(d) +
+                         ", which holds none of it");
+    if (chunked.count(d) > k)
+      return fail(d, label(t) + " pads to " + std::to_string(k) + " slots but " + chunked.name() +
+                         " holds " + std::to_string(chunked.count(d)) + " elements on device " +
+                         std::to_string(d));
+  }
+  chunk_[t] = k;
+  return std::nullopt;
+}
+
 LoweringChecker::Failure LoweringChecker::checkTeamCounts(size_t t) {
   const Team &team = lowering_.teams[t];
+  if (lowering_.padded)
+    return checkPaddedCounts(t);
   if (isReductionComm(kind_) && readsBuffers())
     return checkBufferReductionCounts(t);
   switch (kind_) {
@@ -671,10 +715,6 @@ LoweringChecker::Failure LoweringChecker::checkLocal(int64_t d) const {
   return std::nullopt;
 }
 
-namespace {
-constexpr int64_t kNothing = -1; // Element numbers are >= 0.
-} // namespace
-
 BruteResult LoweringChecker::wrongDelivery(int64_t d, const Role &role, const BufferSlot &slot,
                                            int64_t position, std::optional<Source> source,
                                            int64_t delivered) const {
@@ -699,7 +739,33 @@ BruteResult LoweringChecker::wrongDelivery(int64_t d, const Role &role, const Bu
                     std::to_string(d) + ", which expects " + wanted);
 }
 
+/// Allgather+pad: the temporary is every member's padded buffer (chunk
+/// size k, padding slots empty) in rank order; each consumer slot's needed
+/// element must sit in a non-empty slot of it.
+LoweringChecker::Failure LoweringChecker::checkPaddedGather(int64_t d, const Role &role) const {
+  const Team &team = lowering_.teams[role.team];
+  const int64_t k = chunk_[role.team];
+  std::vector<int64_t> temporary;
+  for (int64_t m : team.devices)
+    for (int64_t s = 0; s < k; ++s)
+      temporary.push_back(p_.elementAtOffset(m, s).value_or(kNothing));
+  for (const auto &slot : c_.buffer(d)) {
+    auto needed = model_.needs(slot.element);
+    if (needed.size() != 1)
+      return BruteResult::unsupported("a padded gather of a reduction edge is not modeled");
+    if (std::find(temporary.begin(), temporary.end(), needed[0]) == temporary.end())
+      return failAt(d, slot.element, needed[0], slot.offset,
+                    "no member of " + label(role.team) + " has " + p_.elementStr(needed[0]) +
+                        " in its padded buffer, which " + c_.elementStr(slot.element) +
+                        " at offset " + std::to_string(slot.offset) + " on device " +
+                        std::to_string(d) + " needs " + heldByStr(p_.holders(needed[0])));
+  }
+  return std::nullopt;
+}
+
 LoweringChecker::Failure LoweringChecker::checkDelivered(int64_t d, const Role &role) const {
+  if (lowering_.padded && kind_ == CommKind::Allgather)
+    return checkPaddedGather(d, role);
   if (lowering_.localPermute)
     return checkPermuted(d, role);
   auto positions = slotPositions(d);

@@ -35,12 +35,12 @@ BruteResult failAt(const Bindings &b, int64_t device, std::string message) {
 /// One iteration range and the slices it runs over, at concrete bindings.
 class LoopRun {
 public:
-  LoopRun(const Fusion &f, const LoopedCommunication &loop, const Bindings &b)
+  LoopRun(const Fusion &f, const LoopedStatement &loop, const Bindings &b)
       : f_(f), loop_(loop), b_(b), lo_(valueOf(loop.loop.lo, b)), hi_(valueOf(loop.loop.hi, b)) {}
 
   std::optional<BruteResult> sliceMismatch(const SliceView &view) const;
-  std::optional<BruteResult> readOutOfRange() const;
-  std::optional<BruteResult> outputNotCovered() const;
+  std::optional<BruteResult> readOutOfRange(const SliceView &in) const;
+  std::optional<BruteResult> outputNotCovered(const SliceView &out) const;
 
 private:
   std::string iteration(int64_t s) const {
@@ -51,7 +51,7 @@ private:
   }
 
   const Fusion &f_;
-  const LoopedCommunication &loop_;
+  const LoopedStatement &loop_;
   const Bindings &b_;
   int64_t lo_, hi_;
 };
@@ -91,9 +91,9 @@ std::optional<BruteResult> LoopRun::sliceMismatch(const SliceView &view) const {
   return std::nullopt;
 }
 
-std::optional<BruteResult> LoopRun::readOutOfRange() const {
-  ConcreteTensor base = concrete(f_, loop_.input.base, b_);
-  int64_t extent = axisExtent(base, loop_.input);
+std::optional<BruteResult> LoopRun::readOutOfRange(const SliceView &in) const {
+  ConcreteTensor base = concrete(f_, in.base, b_);
+  int64_t extent = axisExtent(base, in);
   for (int64_t s = lo_; s < hi_; ++s)
     if (s < 0 || s >= extent)
       return failAt(b_, -1,
@@ -102,9 +102,9 @@ std::optional<BruteResult> LoopRun::readOutOfRange() const {
   return std::nullopt;
 }
 
-std::optional<BruteResult> LoopRun::outputNotCovered() const {
-  ConcreteTensor base = concrete(f_, loop_.output.base, b_);
-  int64_t extent = axisExtent(base, loop_.output);
+std::optional<BruteResult> LoopRun::outputNotCovered(const SliceView &out) const {
+  ConcreteTensor base = concrete(f_, out.base, b_);
+  int64_t extent = axisExtent(base, out);
   for (int64_t s = std::min<int64_t>(lo_, 0); s < std::max(hi_, extent); ++s) {
     bool ran = lo_ <= s && s < hi_, exists = 0 <= s && s < extent;
     if (ran && !exists)
@@ -121,12 +121,22 @@ std::optional<BruteResult> LoopRun::outputNotCovered() const {
 
 } // namespace
 
-BruteResult bruteLoopedCommunication(const Fusion &fusion, const LoopedCommunication &loop,
-                                     const Bindings &bindings) {
+BruteResult bruteLoopedStatement(const Fusion &fusion, const LoopedStatement &loop,
+                                 const Bindings &bindings) {
   try {
     LoopRun run(fusion, loop, bindings);
-    for (auto failure : {run.sliceMismatch(loop.input), run.sliceMismatch(loop.output),
-                         run.readOutOfRange(), run.outputNotCovered()})
+    // Every claim is evaluated (bindings that violate a constraint show
+    // anywhere), and the first failure in the checker's order is reported.
+    std::vector<std::optional<BruteResult>> failures;
+    for (const SliceView &read : loop.reads)
+      failures.push_back(run.sliceMismatch(read));
+    if (loop.write)
+      failures.push_back(run.sliceMismatch(*loop.write));
+    for (const SliceView &read : loop.reads)
+      failures.push_back(run.readOutOfRange(read));
+    if (loop.write)
+      failures.push_back(run.outputNotCovered(*loop.write));
+    for (auto &failure : failures)
       if (failure)
         return *failure;
     return BruteResult::holding();

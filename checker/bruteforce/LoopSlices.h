@@ -1,17 +1,17 @@
-// Brute-force evaluation of a Communication posted in a host loop.
+// Brute-force evaluation of a statement posted in a host loop.
 //
 // The independent reference for checker/LoopChecker.h: at concrete
 // bindings it runs the loop's iterations one by one and decides, by
 // enumerating devices and elements, the same claims (docs/semantics.md,
 // "Communications in host loops"):
-//   - each slice (the input and the output view) is exactly its base's part
-//     at the iteration's index, on every device;
-//   - every iteration reads an index of the input base's sliced axis;
-//   - the iterations write every index of the output base's sliced axis,
+//   - each slice (every read view and the write view) is exactly its base's
+//     part at the iteration's index, on every device;
+//   - every iteration reads an index of each read view's base axis;
+//   - the iterations write every index of the write view's base axis,
 //     once, and nothing past it.
 // A failure comes with a counterexample naming the iteration.
 //
-// It does not check the per-iteration collective (bruteCheckLowering does,
+// It does not check the per-iteration operation (bruteCheckLowering does,
 // on the slice tensors) and shares no code with the SMT encoding.
 #pragma once
 
@@ -23,7 +23,7 @@ namespace shardcheck::bruteforce {
 /// Holds when every loop claim holds at `bindings`; InvalidBindings when
 /// they violate the fusion's implied constraints (slice and base extents
 /// agree axis by axis among them); Unsupported when too large.
-BruteResult bruteLoopedCommunication(const Fusion &fusion, const LoopedCommunication &loop,
-                                     const Bindings &bindings);
+BruteResult bruteLoopedStatement(const Fusion &fusion, const LoopedStatement &loop,
+                                 const Bindings &bindings);
 
 } // namespace shardcheck::bruteforce

@@ -66,6 +66,7 @@ private:
   FusionBuilder builder_;
   std::vector<std::string> symbols_;
   std::map<std::string, int64_t> divisors_; ///< Symbol -> lcm of its device splits.
+  bool uneven_ = false; ///< A constant device split that does not divide was kept.
 };
 
 DeviceMesh CaseBuilder::randomMesh(int64_t firstDevice) {
@@ -159,6 +160,7 @@ TensorNum CaseBuilder::makeTensor(const std::vector<Axis> &axes, const std::vect
     }
     if (constant && *constant % s != 0 && !rand_.percent(options_.unevenPercent))
       continue;
+    uneven_ = uneven_ || (constant && *constant % s != 0);
     if (!constant)
       divisors_[axes[i].symbol] =
           std::lcm(divisors_.count(axes[i].symbol) ? divisors_[axes[i].symbol] : int64_t{1}, s);
@@ -228,7 +230,12 @@ std::vector<Lowering> CaseBuilder::lowerings(const std::vector<int64_t> &pDevice
     for (const auto &lines : teamSets) {
       auto teams = teamsOf(lines);
       add(kind, teams);
-      if ((kind == CommKind::Allgather || kind == CommKind::AllToAll) && rand_.percent(40))
+      // Uneven buffers: the padded form (docs/semantics.md, Padded
+      // collectives) in place of the permute composite.
+      if (uneven_)
+        result.push_back(*paddedLowering(result.back()));
+      if ((kind == CommKind::Allgather || kind == CommKind::AllToAll) && rand_.percent(40) &&
+          !uneven_)
         add(kind, teams, true);
     }
   // Rooted collectives between the two meshes.

@@ -4,7 +4,9 @@
 // Each case is a small fusion built only through Fusion's add* factories
 // (via FusionBuilder), its edge as FusionGraph::build computes it, bindings
 // for its symbols that satisfy the implied constraints, and candidate lowerings
-// of every kind with teams derived from the meshes. Cases cover: Set, unary,
+// of every kind with teams derived from the meshes (with an uneven split, the
+// padded forms of Allgather, AllToAll, Allreduce and ReduceScatter beside the
+// plain ones). Cases cover: Set, unary,
 // binary with a broadcast operand and single-axis sum reductions; 1-D and 2-D
 // meshes of 1..8 devices, equal or different for producer and consumer, and
 // occasionally no mesh; shardings on logical axes, outer-split by the mesh size

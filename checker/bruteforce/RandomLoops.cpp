@@ -117,12 +117,17 @@ RandomLoopCase randomLoop(uint64_t seed) {
       bound = std::to_string(draw.between(1, 4));
     header = "FOR i18 from 0 to " + bound;
   }
+  // The statement writing the slice: the Allgather, or (issue 16's write
+  // views) a Set, whose loop claims are the same.
+  std::string statement = draw.percent(35)
+                              ? "    " + W + "\n       = Set( " + R + ", cache_op=Streaming )\n"
+                              : "    Communication 1 (type=Allgather, team=(" +
+                                    mesh.substr(11, mesh.size() - 12) + "), input=" + R +
+                                    ", output=" + W + ", backend=NCCL)\n    Wait Communication 1\n";
   c.text = "%HostIrContainer { (" + P + ") -> (" + C + ") :\n  " + header + ":\n    " + R +
            "\n       = HirAliasSelect( " + P + ", axis = " + pStream + ", index = " + var +
            " )\n    " + W + "\n       = HirAliasSelect( " + C + ", axis = " + cStream +
-           ", index = " + var + " )\n    Communication 1 (type=Allgather, team=(" +
-           mesh.substr(11, mesh.size() - 12) + "), input=" + R + ", output=" + W +
-           ", backend=NCCL)\n    Wait Communication 1\n} // %HostIrContainer\n";
+           ", index = " + var + " )\n" + statement + "} // %HostIrContainer\n";
   c.description = "seed " + std::to_string(seed) + ": " + header + "; " + P + " -> " + C;
   return c;
 }

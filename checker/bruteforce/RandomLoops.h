@@ -1,12 +1,13 @@
-// Seeded random host IR programs with one Communication posted in a stream
+// Seeded random host IR programs with one statement posted in a stream
 // loop, for the SMT-vs-brute-force cross-check of the loop claims
 // (checker/LoopChecker.h against checker/bruteforce/LoopSlices.h).
 //
 // Each case is dump text as nvFuser prints it (so the dump reader and
 // ir/HostLoops.h are exercised too): a base P [.., stream, ..] and its read
 // view R, a base C and its write view W, both at the loop variable, and an
-// Allgather from R to W inside `FOR StreamIdx in ID{..}:` or `FOR i18 from 0
-// to K:`. Drawn: 1..4 devices, 1..2 slice axes of constant or symbolic
+// Allgather (or, a third of the time, a Set: any statement writing a slice
+// has the same loop claims) from R to W inside `FOR StreamIdx in ID{..}:` or
+// `FOR i18 from 0 to K:`. Drawn: 1..4 devices, 1..2 slice axes of constant or symbolic
 // extent, the stream axis anywhere in each base, shardings on a slice axis
 // or none; and, now and then, something wrong: a slice sharded unlike its
 // base, a base on another mesh, a loop bound off by one (or constant where

@@ -312,28 +312,34 @@ std::vector<std::vector<size_t>> allToAllvOffsets(const CollectiveCall &call,
   return offsets;
 }
 
-int64_t collectiveBytesMoved(const CollectiveCall &call, const std::map<int64_t, int64_t> &in,
-                             const std::map<int64_t, int64_t> &out, int elementSize) {
+std::map<int64_t, int64_t> collectiveBytesReceived(const CollectiveCall &call,
+                                                   const std::map<int64_t, int64_t> &in,
+                                                   const std::map<int64_t, int64_t> &out,
+                                                   int elementSize) {
   auto size = [](const std::map<int64_t, int64_t> &m, int64_t d) -> int64_t {
     auto it = m.find(d);
     return it == m.end() ? 0 : it->second;
   };
   int64_t n = static_cast<int64_t>(call.team.size());
   auto isMember = [&](int64_t d) { return std::count(call.team.begin(), call.team.end(), d) > 0; };
-  int64_t values = 0;
+  std::map<int64_t, int64_t> values; // Per receiving device.
+  auto receives = [&](int64_t device, int64_t count) {
+    if (count > 0)
+      values[device] += count;
+  };
   switch (call.kind) {
   case CollectiveType::Allgather: // Every member receives the others' chunks.
     for (int64_t d : call.team)
-      values += size(out, d) - size(in, d);
+      receives(d, size(out, d) - size(in, d));
     break;
   case CollectiveType::AllToAll: // Every member keeps its own chunk.
     for (int64_t d : call.team)
-      values += n > 0 ? size(out, d) * (n - 1) / n : 0;
+      receives(d, n > 0 ? size(out, d) * (n - 1) / n : 0);
     break;
   case CollectiveType::Allreduce:     // Every member receives n-1 partials ...
   case CollectiveType::ReduceScatter: // ... of its own output chunk.
     for (int64_t d : call.team)
-      values += size(out, d) * (n - 1);
+      receives(d, size(out, d) * (n - 1));
     break;
   case CollectiveType::Gather:
   case CollectiveType::Reduce: {
@@ -342,29 +348,31 @@ int64_t collectiveBytesMoved(const CollectiveCall &call, const std::map<int64_t,
     // The root's output: n chunks (Gather) or one (Reduce).
     bool teamChunks = collectiveInfo(call.kind).out == ChunkMultiple::Team;
     int64_t chunk = teamChunks ? size(out, root) / std::max<int64_t>(n, 1) : size(out, root);
-    values = chunk * others;
+    receives(root, chunk * others);
     break;
   }
   case CollectiveType::Scatter:
   case CollectiveType::Broadcast:
     for (int64_t d : call.team)
       if (!call.root || d != *call.root)
-        values += size(out, d);
+        receives(d, size(out, d));
     break;
   case CollectiveType::SendRecv:
     for (const auto &[src, dst] : call.pairs)
       if (src != dst)
-        values += size(in, src);
+        receives(dst, size(in, src));
     break;
   case CollectiveType::AllToAllv: // Every member keeps its own chunk.
     for (size_t s = 0; s < call.counts.size(); ++s)
-      for (size_t j = 0; j < call.counts[s].size(); ++j)
-        values += s == j ? 0 : call.counts[s][j];
+      for (size_t j = 0; j < call.counts[s].size() && j < call.team.size(); ++j)
+        receives(call.team[j], s == j ? 0 : call.counts[s][j]);
     break;
   case CollectiveType::CollectivePermute: // No plan runs it.
     break;
   }
-  return values * elementSize;
+  for (auto &[device, count] : values)
+    count *= elementSize;
+  return values;
 }
 
 } // namespace shardcheck

@@ -100,10 +100,13 @@ std::vector<std::vector<size_t>> allToAllvOffsets(const CollectiveCall &call,
 /// (ir/Collectives.h). SendRecv and AllToAllv have none (0).
 int64_t perRankChunk(const CollectiveCall &call, const std::map<int64_t, int64_t> &in);
 
-/// Bytes a call delivers from other devices (StepReport::bytesMoved), from
+/// Per device, the bytes a call delivers to it from other devices
+/// (StepReport::bytesReceived; their sum is StepReport::bytesMoved), from
 /// every participant's buffer sizes: a logical count, independent of any
-/// algorithm.
-int64_t collectiveBytesMoved(const CollectiveCall &call, const std::map<int64_t, int64_t> &in,
-                             const std::map<int64_t, int64_t> &out, int elementSize);
+/// algorithm. Devices that receive nothing have no entry.
+std::map<int64_t, int64_t> collectiveBytesReceived(const CollectiveCall &call,
+                                                   const std::map<int64_t, int64_t> &in,
+                                                   const std::map<int64_t, int64_t> &out,
+                                                   int elementSize);
 
 } // namespace shardcheck

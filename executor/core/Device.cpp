@@ -1,6 +1,8 @@
 // Placement and the alias message every device gives; see Device.h.
 #include "executor/core/Device.h"
 
+#include <algorithm>
+
 namespace shardcheck {
 
 const BufferMap &Placement::map() {
@@ -32,6 +34,24 @@ std::vector<double> Placement::slice(const PlanBuffer &b, int64_t device, const 
     if (elements[o] != kNoElement)
       values[o] = whole.data()[elements[o]];
   return values;
+}
+
+void Device::readWindow(const std::string &base, const std::string &slice, int64_t device,
+                        const SliceWindow &w) {
+  std::vector<double> whole = download(base, device);
+  std::vector<double> window = download(slice, device);
+  for (int64_t o = 0; o < w.outer; ++o)
+    std::copy_n(whole.begin() + o * w.stride + w.offset, w.inner, window.begin() + o * w.inner);
+  upload(slice, device, window);
+}
+
+void Device::writeWindow(const std::string &slice, const std::string &base, int64_t device,
+                         const SliceWindow &w) {
+  std::vector<double> whole = download(base, device);
+  std::vector<double> window = download(slice, device);
+  for (int64_t o = 0; o < w.outer; ++o)
+    std::copy_n(window.begin() + o * w.inner, w.inner, whole.begin() + o * w.stride + w.offset);
+  upload(base, device, whole);
 }
 
 std::string aliasCountError(const std::string &input, const std::string &output, int64_t device,

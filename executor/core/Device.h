@@ -75,6 +75,12 @@ struct TeamCall {
   std::map<int64_t, int64_t> in, out;
 };
 
+/// Where a slice sits in its base's buffer: for o < outer and t < inner,
+/// slice slot o * inner + t is base slot o * stride + offset + t.
+struct SliceWindow {
+  int64_t outer = 1, stride = 0, offset = 0, inner = 0;
+};
+
 class Device {
 public:
   virtual ~Device() = default;
@@ -97,6 +103,14 @@ public:
   /// names the map (the same key, the same map: a device may keep it).
   virtual void gather(const std::string &input, const std::string &output, int64_t device,
                       const std::vector<int64_t> &slots, const std::string &key) = 0;
+  /// A loop's slice (docs/plan-format.md, "Loops"): copies the window `w`
+  /// of `base` into `slice` on `device`. The default goes through download
+  /// and upload; a backend may do better.
+  virtual void readWindow(const std::string &base, const std::string &slice, int64_t device,
+                          const SliceWindow &w);
+  /// Stores `slice` back into the window `w` of `base` on `device`.
+  virtual void writeWindow(const std::string &slice, const std::string &base, int64_t device,
+                           const SliceWindow &w);
   /// Runs compute step `index` on local `device`, which holds its output.
   virtual void compute(size_t index, const PlanStep &step, int64_t device) = 0;
   /// Runs a collective step's calls (one per team, checked) and returns once

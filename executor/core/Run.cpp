@@ -65,11 +65,16 @@ private:
   void allocate();
   void distributeInputs();
   void runCheckedSteps();
-  void runStep(size_t index, const PlanStep &step, StepReport &report, bool synchronize);
+  void runStep(const ScheduledStep &at, const PlanStep &step, StepReport &report, bool synchronize);
+  void beginIteration(size_t index, const PlanStep &loop, int64_t iteration);
+  /// The window of slice `b` in its base on `device` at loop index
+  /// `iteration`; StepFailure plan-error when the slice is no such window.
+  SliceWindow window(const PlanBuffer &b, int64_t device, int64_t iteration);
   void runCompute(size_t index, const PlanStep &step);
   void runCopy(size_t index, const PlanStep &step);
   void runAlias(const PlanStep &step);
-  int64_t runCollective(const PlanStep &step);
+  std::map<int64_t, int64_t> runCollective(const PlanStep &step);
+  void recordElements(const PlanStep &step, StepReport &report);
   TeamCall teamCall(const PlanStep &step, const PlanTeam &team, const PlanBuffer &in,
                     const PlanBuffer &out);
   void validate();
@@ -91,6 +96,8 @@ private:
   void wrote(const PlanBuffer &b) {
     if (b.kind == BufferKind::Tensor)
       written_.insert(b.tensor);
+    if (b.kind == BufferKind::Slice) // Its base is what the run compares.
+      written_.insert(buffer(b.base).tensor);
   }
 
   const Plan &plan_;
@@ -104,6 +111,9 @@ private:
   std::unique_ptr<Placement> placement_;
   ReferenceResult reference_;
   std::set<TensorNum> written_;
+  std::vector<ScheduledStep> schedule_;
+  /// The loop variables' values in the iteration running now.
+  std::map<std::string, int64_t> iteration_;
   RunReport report_;
 };
 
@@ -111,6 +121,8 @@ void PlanRun::allocate() {
   for (const PlanBuffer &b : plan_.buffers)
     for (const PlanLocal &l : b.local) {
       int64_t slots = checkedSlotCount(plan_, b, l, symbols_, placement_->slotCount(b, l.device));
+      if (l.held)
+        checkHeldCount(plan_, b, l, placement_->map().elements(b, l.device));
       if (local_.count(l.device))
         device_.allocate(b, l.device, slots);
     }
@@ -181,17 +193,19 @@ TeamCall PlanRun::teamCall(const PlanStep &step, const PlanTeam &team, const Pla
   return t;
 }
 
-int64_t PlanRun::runCollective(const PlanStep &step) {
+/// Runs a collective; the bytes each device received.
+std::map<int64_t, int64_t> PlanRun::runCollective(const PlanStep &step) {
   const PlanBuffer &in = buffer(step.inputs[0]);
   const PlanBuffer &out = buffer(step.output);
   int elementSize = std::max(1, dataTypeSize(out.dtype));
-  int64_t moved = 0;
+  std::map<int64_t, int64_t> moved;
   try {
     std::vector<TeamCall> calls;
     for (const PlanTeam &team : step.teams) {
       calls.push_back(teamCall(step, team, in, out));
-      moved +=
-          collectiveBytesMoved(calls.back().call, calls.back().in, calls.back().out, elementSize);
+      for (auto [device, bytes] : collectiveBytesReceived(calls.back().call, calls.back().in,
+                                                          calls.back().out, elementSize))
+        moved[device] += bytes;
     }
     device_.collective(step, calls);
   } catch (const CollectiveError &e) {
@@ -201,10 +215,60 @@ int64_t PlanRun::runCollective(const PlanStep &step) {
   return moved;
 }
 
+SliceWindow PlanRun::window(const PlanBuffer &b, int64_t device, int64_t iteration) {
+  const PlanBuffer &base = buffer(b.base);
+  SliceWindow w;
+  w.inner = 1;
+  int64_t extent = 0;
+  for (const PlanLocal &l : base.local)
+    if (l.device == device)
+      for (size_t k = 0; k < l.shape.size(); ++k) {
+        int64_t e = *l.shape[k].evaluate(symbols_); // allocate() evaluated every extent.
+        if (k < *b.axis)
+          w.outer *= e;
+        else if (k == *b.axis)
+          extent = e;
+        else
+          w.inner *= e;
+      }
+  w.stride = extent * w.inner;
+  w.offset = iteration * w.inner;
+  if (w.outer * w.inner != placement_->slotCount(b, device) || iteration < 0 || iteration >= extent)
+    throw StepFailure{"plan-error", "the slice " + b.name + " at " + b.loopVar + " = " +
+                                        std::to_string(iteration) + " is no window of " + b.base +
+                                        " on device " + std::to_string(device)};
+  return w;
+}
+
+/// Starts iteration `iteration` of a loop: every slice of its variable
+/// takes its window of the base.
+void PlanRun::beginIteration(size_t index, const PlanStep &loop, int64_t iteration) {
+  iteration_[loop.loopVar] = iteration;
+  std::set<std::string> slices;
+  for (size_t j = index + 1; j <= index + loop.body; ++j) {
+    slices.insert(plan_.steps[j].inputs.begin(), plan_.steps[j].inputs.end());
+    slices.insert(plan_.steps[j].output);
+  }
+  for (const std::string &name : slices) {
+    const PlanBuffer *b = plan_.buffer(name);
+    if (!b || b->kind != BufferKind::Slice)
+      continue;
+    for (const PlanLocal &l : b->local)
+      if (device_.holds(b->name, l.device))
+        device_.readWindow(b->base, b->name, l.device, window(*b, l.device, iteration));
+  }
+}
+
 /// Runs one step. Without `synchronize`, a device may return once the
-/// step's work is queued (collectives always finish).
-void PlanRun::runStep(size_t index, const PlanStep &step, StepReport &report, bool synchronize) {
+/// step's work is queued (collectives always finish). A step writing a
+/// slice stores it back into its base's window.
+void PlanRun::runStep(const ScheduledStep &at, const PlanStep &step, StepReport &report,
+                      bool synchronize) {
+  size_t index = at.index;
   switch (step.kind) {
+  case StepKind::Loop:
+    beginIteration(index, step, *at.iteration);
+    break;
   case StepKind::Compute:
     runCompute(index, step);
     break;
@@ -215,18 +279,41 @@ void PlanRun::runStep(size_t index, const PlanStep &step, StepReport &report, bo
     runAlias(step);
     break;
   case StepKind::Collective:
-    report.bytesMoved = runCollective(step);
+    for (const auto &[device, bytes] : runCollective(step)) {
+      report.bytesReceived[device] += bytes; // a step in a loop sums its iterations
+      report.bytesMoved += bytes;
+    }
     break;
   }
+  if (const PlanBuffer *out = plan_.buffer(step.output); out && out->kind == BufferKind::Slice)
+    for (const PlanLocal &l : out->local)
+      if (device_.holds(out->name, l.device))
+        device_.writeWindow(out->name, out->base, l.device,
+                            window(*out, l.device, iteration_.at(out->loopVar)));
   if (synchronize)
     device_.synchronize();
 }
 
+/// The slot counts of the step's buffers on every device that has them
+/// (the placement knows every device's, not only this process's).
+void PlanRun::recordElements(const PlanStep &step, StepReport &report) {
+  auto record = [&](const std::string &name, std::map<int64_t, int64_t> &counts) {
+    for (const PlanLocal &l : buffer(name).local)
+      counts[l.device] = placement_->slotCount(buffer(name), l.device);
+  };
+  if (step.kind == StepKind::Loop) // it only starts an iteration
+    return;
+  if (step.kind != StepKind::Compute)
+    record(step.inputs[0], report.inputElements);
+  record(step.output, report.outputElements);
+}
+
 void PlanRun::runCheckedSteps() {
-  runStepsInOrder(plan_, coordinator_, report_,
-                  [this](size_t i, const PlanStep &step, StepReport &r) {
+  runStepsInOrder(plan_, schedule_, coordinator_, report_,
+                  [this](const ScheduledStep &at, const PlanStep &step, StepReport &r) {
                     try {
-                      runStep(i, step, r, true);
+                      recordElements(step, r);
+                      runStep(at, step, r, true);
                     } catch (const DeviceError &e) {
                       throw StepFailure{device_.failureKind(), e.what()};
                     }
@@ -252,10 +339,10 @@ void PlanRun::validate() {
 void PlanRun::timeRepeats() {
   try {
     timeRepeatedRuns(
-        plan_, coordinator_, options_, report_,
-        [this](size_t i, const PlanStep &step, bool synchronize) {
+        plan_, schedule_, coordinator_, options_, report_,
+        [this](const ScheduledStep &at, const PlanStep &step, bool synchronize) {
           StepReport unused;
-          runStep(i, step, unused, synchronize);
+          runStep(at, step, unused, synchronize);
         },
         [this] { device_.synchronize(); });
   } catch (const DeviceError &e) {
@@ -272,6 +359,7 @@ RunReport PlanRun::run() {
   refuseUnverifiedSteps(plan_, options_.allowUnverified);
   symbols_ = checkedBindings(plan_, options_.symbols);
   report_.symbols = symbols_;
+  schedule_ = stepSchedule(plan_, symbols_);
   for (int64_t d : coordinator_.localDevices(plan_.devices))
     local_.insert(d);
   placement_ = std::make_unique<Placement>(plan_, graph_, symbols_);
@@ -345,6 +433,13 @@ RunReport runPlan(const Plan &plan, const RunOptions &options, Backend &backend)
   } catch (const DeviceError &e) {
     throw BackendError(e.what());
   }
+}
+
+std::vector<StepReport> unrunSteps(const Plan &plan) {
+  std::vector<StepReport> steps;
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    steps.push_back(unrunStep(plan, i));
+  return steps;
 }
 
 std::string bindingsText(const Bindings &b) {

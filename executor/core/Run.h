@@ -13,7 +13,9 @@
 // 4. generates seeded inputs unsharded, evaluates the fusion unsharded in
 //    double precision (executor/Reference.h), and gives every device the
 //    slice of each input it holds (executor/Layout.h, LocalBox.h);
-// 5. runs the steps in order, each only on its devices: compute steps on
+// 5. runs the steps in order (a loop step's body once per iteration, each
+//    slice buffer taking its base's window as the iteration begins and
+//    stored back when a step writes it), each only on its devices: compute steps on
 //    the Device; copy steps as a gather the loop derives; alias steps as the
 //    same storage (zero copies); collectives as one checked call per team
 //    (executor/core/CollectiveRules.h). After every step the processes
@@ -67,6 +69,10 @@ std::optional<Bindings> satisfyingBindings(const Plan &plan, const Bindings &giv
 /// failed outside a step). The report's tensor checks are complete at the
 /// leader.
 RunReport runPlan(const Plan &plan, const RunOptions &options, Backend &backend);
+
+/// The plan's steps as a run reports them before running any (status `not
+/// run`): what a report shows of a plan that was refused.
+std::vector<StepReport> unrunSteps(const Plan &plan);
 
 /// `i0=4 i1=2`, or `(none)`.
 std::string bindingsText(const Bindings &b);

@@ -26,6 +26,14 @@ struct StepReport {
   /// Values devices received from other devices, times the dtype size (a
   /// logical count, independent of any algorithm); 0 for local steps.
   int64_t bytesMoved = 0;
+  /// Per device: bytes it received from other devices (collectives; they
+  /// add up to bytesMoved).
+  std::map<int64_t, int64_t> bytesReceived;
+  /// Per device: the slots of the step's input buffer (collectives, copies,
+  /// aliases) and of its output buffer, as the run sized them (recorded
+  /// before the step runs, so a collective that fails shows the counts that
+  /// did not fit).
+  std::map<int64_t, int64_t> inputElements, outputElements;
   double seconds = 0;
   bool verified = true;
   /// `ok`, `failed`, or `not run` (after a failure).

@@ -4,6 +4,7 @@
 #include "executor/LocalCompute.h"
 #include "executor/Reference.h"
 #include "executor/core/CollectiveRules.h"
+#include "plan/PlanVerifier.h"
 #include "util/Checked.h"
 
 #include <sys/resource.h>
@@ -73,6 +74,9 @@ Bindings checkedBindings(const Plan &plan, const Bindings &given) {
                           ": the proofs cover only sizes that satisfy it",
                       plan.fusion.loc);
   }
+  if (auto violation = loopRangeViolation(plan, symbols))
+    throwInputError("loop-out-of-range", *violation + ": a slice would reach outside its buffer",
+                    plan.fusion.loc);
   refuseOversizedRun(plan, symbols);
   return symbols;
 }
@@ -186,31 +190,78 @@ TensorCheck checkTensor(const Plan &plan, const BufferMap &map, const ReferenceR
   return check;
 }
 
-void runStepsInOrder(const Plan &plan, Coordinator &coordinator, RunReport &report,
-                     const std::function<void(size_t, const PlanStep &, StepReport &)> &runStep) {
+StepReport unrunStep(const Plan &plan, size_t index) {
+  const PlanStep &step = plan.steps[index];
+  StepReport r;
+  r.index = index;
+  r.kind = stepKindName(step.kind);
+  r.description = describeStep(plan, step);
+  r.devices = step.devices;
+  r.verified = step.verified();
+  return r;
+}
+
+std::vector<ScheduledStep> stepSchedule(const Plan &plan, const Bindings &symbols) {
+  std::vector<ScheduledStep> schedule;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep &step = plan.steps[i];
-    StepReport r;
-    r.index = i;
-    r.kind = stepKindName(step.kind);
-    r.description = describeStep(plan, step);
-    r.devices = step.devices;
-    r.verified = step.verified();
-    if (!report.failure) {
-      std::optional<RunFailure> failure;
-      auto start = std::chrono::steady_clock::now();
-      try {
-        runStep(i, step, r);
-      } catch (const StepFailure &f) {
-        failure = RunFailure{i, f.kind, f.message};
-      }
-      // A failure on one process stops all of them at the same step.
-      report.failure = coordinator.agreeOnFailure(failure);
-      r.status = report.failure ? "failed" : "ok";
-      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (step.kind != StepKind::Loop) {
+      schedule.push_back({i, std::nullopt});
+      continue;
     }
-    report.steps.push_back(r);
+    // checkedBindings evaluated the bounds (loopRangeViolation).
+    int64_t lo = *step.lo.evaluate(symbols), hi = *step.hi.evaluate(symbols);
+    for (int64_t v = lo; v < hi; ++v)
+      for (size_t j = i; j <= i + step.body; ++j)
+        schedule.push_back({j, v});
+    i += step.body;
   }
+  return schedule;
+}
+
+namespace {
+
+/// The loop step whose body holds step `index`, if any.
+const PlanStep *enclosingLoop(const Plan &plan, size_t index) {
+  for (size_t i = index + 1; i-- > 0;)
+    if (plan.steps[i].kind == StepKind::Loop)
+      return i + plan.steps[i].body >= index ? &plan.steps[i] : nullptr;
+  return nullptr;
+}
+
+/// `iteration StreamIdx = 2: ` for a step run inside a loop.
+std::string iterationPrefix(const Plan &plan, const ScheduledStep &s) {
+  const PlanStep *loop = s.iteration ? enclosingLoop(plan, s.index) : nullptr;
+  return loop ? "iteration " + loop->loopVar + " = " + std::to_string(*s.iteration) + ": " : "";
+}
+
+} // namespace
+
+void runStepsInOrder(
+    const Plan &plan, const std::vector<ScheduledStep> &schedule, Coordinator &coordinator,
+    RunReport &report,
+    const std::function<void(const ScheduledStep &, const PlanStep &, StepReport &)> &runStep) {
+  std::vector<StepReport> reports(plan.steps.size());
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    reports[i] = unrunStep(plan, i);
+  }
+  for (const ScheduledStep &s : schedule) {
+    if (report.failure)
+      break;
+    StepReport &r = reports[s.index];
+    std::optional<RunFailure> failure;
+    auto start = std::chrono::steady_clock::now();
+    try {
+      runStep(s, plan.steps[s.index], r);
+    } catch (const StepFailure &f) {
+      failure = RunFailure{s.index, f.kind, iterationPrefix(plan, s) + f.message};
+    }
+    // A failure on one process stops all of them at the same step.
+    report.failure = coordinator.agreeOnFailure(failure);
+    r.status = report.failure ? "failed" : "ok";
+    r.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  report.steps.insert(report.steps.end(), reports.begin(), reports.end());
 }
 
 int64_t checkedSlotCount(const Plan &plan, const PlanBuffer &b, const PlanLocal &l,
@@ -235,6 +286,19 @@ int64_t checkedSlotCount(const Plan &plan, const PlanBuffer &b, const PlanLocal 
                         std::to_string(actual),
                     plan.fusion.loc);
   return actual;
+}
+
+void checkHeldCount(const Plan &plan, const PlanBuffer &b, const PlanLocal &l,
+                    const std::vector<int64_t> &elements) {
+  auto held =
+      std::count_if(elements.begin(), elements.end(), [](int64_t x) { return x != kNoElement; });
+  if (held != *l.held)
+    throwInputError("plan-invalid",
+                    "buffer \"" + b.name + "\" on device " + std::to_string(l.device) +
+                        ": the plan says it holds " + std::to_string(*l.held) +
+                        " element(s), the layout of its " + bufferKindName(b.kind) + " gives " +
+                        std::to_string(held),
+                    plan.fusion.loc);
 }
 
 int64_t checkedSlotCount(const Plan &plan, const BufferMap &map, const PlanBuffer &b,
@@ -305,6 +369,9 @@ std::string describeStep(const Plan &plan, const PlanStep &s) {
     return "alias " + in + " -> " + s.output;
   case StepKind::Copy:
     return "copy " + in + " -> " + s.output;
+  case StepKind::Loop:
+    return "for " + s.loopVar + " from " + s.lo.str() + " to " + s.hi.str() + ": the next " +
+           std::to_string(s.body) + " step(s)";
   }
   return "?";
 }
@@ -349,10 +416,11 @@ Tolerance ToleranceTable::of(TensorNum t) {
   return tolerances_[t] = tol;
 }
 
-void timeRepeatedRuns(const Plan &plan, Coordinator &coordinator, const RunOptions &options,
-                      RunReport &report,
-                      const std::function<void(size_t, const PlanStep &, bool)> &runStep,
-                      const std::function<void()> &synchronizeAll) {
+void timeRepeatedRuns(
+    const Plan &plan, const std::vector<ScheduledStep> &schedule, Coordinator &coordinator,
+    const RunOptions &options, RunReport &report,
+    const std::function<void(const ScheduledStep &, const PlanStep &, bool)> &runStep,
+    const std::function<void()> &synchronizeAll) {
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
   auto median = [](std::vector<double> v) {
@@ -368,17 +436,21 @@ void timeRepeatedRuns(const Plan &plan, Coordinator &coordinator, const RunOptio
     for (int r = 0; r < timing.warmup + timing.repeats; ++r) {
       coordinator.agreeOnFailure(std::nullopt);
       Clock::time_point start = Clock::now();
-      for (size_t i = 0; i < plan.steps.size(); ++i) {
+      std::vector<double> stepSeconds(plan.steps.size(), 0.0);
+      for (const ScheduledStep &s : schedule) {
         Clock::time_point stepStart = Clock::now();
         try {
-          runStep(i, plan.steps[i], synchronize);
+          runStep(s, plan.steps[s.index], synchronize);
         } catch (const StepFailure &f) {
-          report.failure = RunFailure{i, f.kind, "while timing: " + f.message};
+          report.failure =
+              RunFailure{s.index, f.kind, "while timing: " + iterationPrefix(plan, s) + f.message};
           return;
         }
-        if (synchronize && r >= timing.warmup)
-          steps[i].push_back(seconds(Clock::now() - stepStart));
+        stepSeconds[s.index] += seconds(Clock::now() - stepStart);
       }
+      if (synchronize && r >= timing.warmup)
+        for (size_t i = 0; i < plan.steps.size(); ++i)
+          steps[i].push_back(stepSeconds[i]);
       synchronizeAll();
       if (r >= timing.warmup)
         (synchronize ? synced : pipelined).push_back(seconds(Clock::now() - start));

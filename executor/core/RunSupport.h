@@ -26,11 +26,30 @@ struct StepFailure {
   std::string message;
 };
 
-/// Runs the plan's steps in order, timing each: `runStep` runs one (and may
-/// throw StepFailure). After every step the processes agree on a failure
-/// through `coordinator`; from the failed step on, steps are reported `not run`.
-void runStepsInOrder(const Plan &plan, Coordinator &coordinator, RunReport &report,
-                     const std::function<void(size_t, const PlanStep &, StepReport &)> &runStep);
+/// Step `index` of `plan` as reported before it runs: its kind, description,
+/// devices and verification, status `not run`.
+StepReport unrunStep(const Plan &plan, size_t index);
+
+/// One run of one step: plan step `index`; inside a loop (or for the loop
+/// step itself, which starts the iteration) the loop variable's value.
+struct ScheduledStep {
+  size_t index = 0;
+  std::optional<int64_t> iteration;
+};
+
+/// The steps in the order they run at `symbols` (bound): each step once, a
+/// loop step and its body once per iteration (docs/plan-format.md, "Loops").
+std::vector<ScheduledStep> stepSchedule(const Plan &plan, const Bindings &symbols);
+
+/// Runs the scheduled steps in order, timing each (a step in a loop sums its
+/// iterations): `runStep` runs one (and may throw StepFailure, whose message
+/// then names the iteration). After every step the processes agree on a
+/// failure through `coordinator`; from the failed step on, steps are reported
+/// `not run`.
+void runStepsInOrder(
+    const Plan &plan, const std::vector<ScheduledStep> &schedule, Coordinator &coordinator,
+    RunReport &report,
+    const std::function<void(const ScheduledStep &, const PlanStep &, StepReport &)> &runStep);
 
 /// Runs the whole plan `options.warmup + options.repeats` times pipelined,
 /// then as many times with every step synchronized, and sets report.timing
@@ -40,10 +59,11 @@ void runStepsInOrder(const Plan &plan, Coordinator &coordinator, RunReport &repo
 /// device. Every process starts each run together (the failure agreement is
 /// a barrier). A step failing sets report.failure ("while timing: ...") and
 /// leaves report.timing empty.
-void timeRepeatedRuns(const Plan &plan, Coordinator &coordinator, const RunOptions &options,
-                      RunReport &report,
-                      const std::function<void(size_t, const PlanStep &, bool)> &runStep,
-                      const std::function<void()> &synchronizeAll);
+void timeRepeatedRuns(
+    const Plan &plan, const std::vector<ScheduledStep> &schedule, Coordinator &coordinator,
+    const RunOptions &options, RunReport &report,
+    const std::function<void(const ScheduledStep &, const PlanStep &, bool)> &runStep,
+    const std::function<void()> &synchronizeAll);
 
 class ToleranceTable;
 
@@ -80,6 +100,10 @@ void refuseOversizedRun(const Plan &plan, const Bindings &symbols);
 /// layouts, after checking that the plan's local shape gives the same
 /// (packed and unpacked buffers are sized by their content). InputError on a
 /// disagreement: the plan is inconsistent.
+/// Throws plan-invalid unless the elements the buffer holds on the device
+/// (`elements`, kNoElement for padding) number `local.held`.
+void checkHeldCount(const Plan &plan, const PlanBuffer &b, const PlanLocal &local,
+                    const std::vector<int64_t> &elements);
 int64_t checkedSlotCount(const Plan &plan, const BufferMap &map, const PlanBuffer &b,
                          const PlanLocal &local, const Bindings &symbols);
 /// The same check against a slot count found another way (a dense box).

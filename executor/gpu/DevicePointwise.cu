@@ -81,23 +81,7 @@ template <class D> __global__ void genericKernel(GenericArgs a) {
 // The fast path: same-type F32/F16/BF16 arrays (or scalars), 16-byte
 // accesses, float math, the op a compile-time constant.
 
-template <class S> __device__ __forceinline__ float toFloat(S x) {
-  if constexpr (std::is_same_v<S, float>)
-    return x;
-  else if constexpr (std::is_same_v<S, __half>)
-    return __half2float(x);
-  else
-    return __bfloat162float(x);
-}
-
-template <class S> __device__ __forceinline__ S fromFloat(float x) {
-  if constexpr (std::is_same_v<S, float>)
-    return x;
-  else if constexpr (std::is_same_v<S, __half>)
-    return __float2half_rn(x);
-  else
-    return __float2bfloat16_rn(x);
-}
+// toFloat and fromFloat (DeviceSupport.cuh) convert one element.
 
 /// Element k (0 or 1 for 16-bit types, 0 for float) of a 32-bit word.
 template <class S, int K> __device__ __forceinline__ float wordElement(uint32_t w) {
@@ -113,9 +97,9 @@ template <class S> __device__ __forceinline__ uint32_t bitsOf(float x) {
   if constexpr (std::is_same_v<S, float>)
     return __float_as_uint(x);
   else if constexpr (std::is_same_v<S, __half>)
-    return __half_as_ushort(__float2half_rn(x));
+    return __half_as_ushort(fromFloat<__half>(x));
   else
-    return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+    return __bfloat16_as_ushort(fromFloat<__nv_bfloat16>(x));
 }
 
 /// A 16-byte vector of S as floats, and back.

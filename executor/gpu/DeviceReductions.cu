@@ -153,6 +153,35 @@ void checkSource(const DeviceArray &source, const DeviceArray &out, const char *
     badArgument(std::string(what) + " is on another GPU than the output");
 }
 
+/// The arguments of segments writing `out` from `offsets`, reading `a` at
+/// `indexA` over `positions` entries (a pair dot adds its b side).
+SegmentArgs segmentArgs(const DeviceArray &offsets, int64_t positions, const DeviceArray &a,
+                        const DeviceArray &indexA, double init, const DeviceArray &out) {
+  SegmentArgs s;
+  s.offsets = static_cast<const int64_t *>(offsets.ptr());
+  s.count = out.count;
+  s.positions = positions;
+  s.a = a.ptr();
+  s.aType = a.type;
+  s.aCount = a.count;
+  s.indexA = static_cast<const int64_t *>(indexA.ptr());
+  s.out = out.ptr();
+  s.outType = out.type;
+  s.init = init;
+  return s;
+}
+
+/// Runs the segments on `gpu` in float when the output is a float type and
+/// no input is F64, else in double.
+template <bool Pair>
+void launchSegmentsOn(ReduceOp kind, const SegmentArgs &s, bool anyF64, int gpu, Stream stream) {
+  DeviceGuard guard(gpu);
+  if (isFloatType(s.outType) && !anyF64)
+    launchSegmentsOf<float, Pair>(kind, s, gpu, cudaStreamOf(stream));
+  else
+    launchSegmentsOf<double, Pair>(kind, s, gpu, cudaStreamOf(stream));
+}
+
 } // namespace
 
 void launchSegmentReduce(ReduceOp kind, double init, const DeviceArray &in,
@@ -163,22 +192,9 @@ void launchSegmentReduce(ReduceOp kind, double init, const DeviceArray &in,
   requireIndices(indices, out.gpu, 0, "launchSegmentReduce: indices");
   if (out.count == 0)
     return;
-  SegmentArgs a;
-  a.offsets = static_cast<const int64_t *>(offsets.ptr());
-  a.count = out.count;
-  a.positions = in.count > 0 ? indices.count : 0; // an empty input contributes nothing
-  a.a = in.ptr();
-  a.aType = in.type;
-  a.aCount = in.count;
-  a.indexA = static_cast<const int64_t *>(indices.ptr());
-  a.out = out.ptr();
-  a.outType = out.type;
-  a.init = init;
-  DeviceGuard guard(out.gpu);
-  if (isFloatType(out.type) && in.type != ElementType::F64)
-    launchSegmentsOf<float, false>(kind, a, out.gpu, cudaStreamOf(stream));
-  else
-    launchSegmentsOf<double, false>(kind, a, out.gpu, cudaStreamOf(stream));
+  // An empty input contributes nothing.
+  SegmentArgs s = segmentArgs(offsets, in.count > 0 ? indices.count : 0, in, indices, init, out);
+  launchSegmentsOn<false>(kind, s, in.type == ElementType::F64, out.gpu, stream);
 }
 
 void launchPairDot(const DeviceArray &a, const DeviceArray &b, const DeviceArray &offsets,
@@ -191,27 +207,14 @@ void launchPairDot(const DeviceArray &a, const DeviceArray &b, const DeviceArray
   requireIndices(pairB, out.gpu, pairA.count, "launchPairDot: pairB");
   if (out.count == 0)
     return;
-  SegmentArgs s;
-  s.offsets = static_cast<const int64_t *>(offsets.ptr());
-  s.count = out.count;
-  s.positions = a.count > 0 && b.count > 0 ? pairA.count : 0;
-  s.a = a.ptr();
-  s.aType = a.type;
-  s.aCount = a.count;
-  s.indexA = static_cast<const int64_t *>(pairA.ptr());
+  SegmentArgs s =
+      segmentArgs(offsets, a.count > 0 && b.count > 0 ? pairA.count : 0, a, pairA, init, out);
   s.b = b.ptr();
   s.bType = b.type;
   s.bCount = b.count;
   s.indexB = static_cast<const int64_t *>(pairB.ptr());
-  s.out = out.ptr();
-  s.outType = out.type;
-  s.init = init;
-  DeviceGuard guard(out.gpu);
-  bool single = isFloatType(out.type) && a.type != ElementType::F64 && b.type != ElementType::F64;
-  if (single)
-    launchSegmentsOf<float, true>(ReduceOp::Sum, s, out.gpu, cudaStreamOf(stream));
-  else
-    launchSegmentsOf<double, true>(ReduceOp::Sum, s, out.gpu, cudaStreamOf(stream));
+  bool anyF64 = a.type == ElementType::F64 || b.type == ElementType::F64;
+  launchSegmentsOn<true>(ReduceOp::Sum, s, anyF64, out.gpu, stream);
 }
 
 } // namespace shardcheck::gpu

@@ -294,6 +294,31 @@ template <class D, class S> __device__ __forceinline__ D convertTo(S x) {
     return static_cast<D>(x);
 }
 
+/// x (float, __half or __nv_bfloat16) as float, exactly.
+template <class S> __device__ __forceinline__ float toFloat(S x) {
+  if constexpr (std::is_same_v<S, float>)
+    return x;
+  else if constexpr (std::is_same_v<S, __half>)
+    return __half2float(x);
+  else
+    return __bfloat162float(x);
+}
+
+/// v (float, double or int64_t) rounded to S (float, __half or
+/// __nv_bfloat16), nearest even; a float rounds once, never through double.
+template <class S, class D> __device__ __forceinline__ S fromFloat(D v) {
+  if constexpr (std::is_same_v<S, float>)
+    return static_cast<float>(v);
+  else if constexpr (std::is_same_v<S, __half> && std::is_same_v<D, float>)
+    return __float2half_rn(v);
+  else if constexpr (std::is_same_v<S, __half>)
+    return __double2half(static_cast<double>(v));
+  else if constexpr (std::is_same_v<D, float>)
+    return __float2bfloat16_rn(v);
+  else
+    return __double2bfloat16(static_cast<double>(v));
+}
+
 template <class D>
 __device__ __forceinline__ D loadElement(const void *p, ElementType t, int64_t i) {
   switch (t) {
@@ -302,9 +327,9 @@ __device__ __forceinline__ D loadElement(const void *p, ElementType t, int64_t i
   case ElementType::F32:
     return convertTo<D>(static_cast<const float *>(p)[i]);
   case ElementType::F16:
-    return convertTo<D>(__half2float(static_cast<const __half *>(p)[i]));
+    return convertTo<D>(toFloat(static_cast<const __half *>(p)[i]));
   case ElementType::BF16:
-    return convertTo<D>(__bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]));
+    return convertTo<D>(toFloat(static_cast<const __nv_bfloat16 *>(p)[i]));
   case ElementType::I64:
     return convertTo<D>(static_cast<const int64_t *>(p)[i]);
   case ElementType::I32:
@@ -315,20 +340,6 @@ __device__ __forceinline__ D loadElement(const void *p, ElementType t, int64_t i
     return convertTo<D>(static_cast<const uint8_t *>(p)[i]);
   }
   return D(0);
-}
-
-template <class D> __device__ __forceinline__ __half toHalf(D v) {
-  if constexpr (std::is_same_v<D, float>)
-    return __float2half_rn(v);
-  else
-    return __double2half(static_cast<double>(v));
-}
-
-template <class D> __device__ __forceinline__ __nv_bfloat16 toBfloat(D v) {
-  if constexpr (std::is_same_v<D, float>)
-    return __float2bfloat16_rn(v);
-  else
-    return __double2bfloat16(static_cast<double>(v));
 }
 
 template <class I, class D> __device__ __forceinline__ I toInt(D v) {
@@ -350,10 +361,10 @@ __device__ __forceinline__ void storeElement(void *p, ElementType t, int64_t i, 
     static_cast<float *>(p)[i] = static_cast<float>(v);
     break;
   case ElementType::F16:
-    static_cast<__half *>(p)[i] = toHalf(v);
+    static_cast<__half *>(p)[i] = fromFloat<__half>(v);
     break;
   case ElementType::BF16:
-    static_cast<__nv_bfloat16 *>(p)[i] = toBfloat(v);
+    static_cast<__nv_bfloat16 *>(p)[i] = fromFloat<__nv_bfloat16>(v);
     break;
   case ElementType::I64:
     static_cast<int64_t *>(p)[i] = toInt<int64_t>(v);

@@ -1,10 +1,13 @@
 // Enum spellings of the JSON IR; see JsonSpellings.h.
 //
 // One table per enum lists every value with its JSON name; name lookup,
-// parsing and the "expected one of" lists all come from the same table, so a
-// value added to an enum but not to its table shows up as a missing name in
-// the round-trip tests rather than as a silently wrong spelling.
+// parsing and the "expected one of" lists all come from the same table
+// (util/Spellings.h), so a value added to an enum but not to its table shows
+// up as a missing name in the round-trip tests rather than as a silently
+// wrong spelling.
 #include "ir/json/JsonSpellings.h"
+
+#include "util/Spellings.h"
 
 #include <array>
 #include <utility>
@@ -12,37 +15,6 @@
 namespace shardcheck::jsonir {
 
 namespace {
-
-template <typename E> struct Spelling {
-  E value;
-  const char *name;
-};
-
-template <typename E, size_t N>
-const char *nameIn(const std::array<Spelling<E>, N> &table, E value) {
-  for (const auto &s : table)
-    if (s.value == value)
-      return s.name;
-  return "?";
-}
-
-template <typename E, size_t N>
-std::optional<E> parseIn(const std::array<Spelling<E>, N> &table, std::string_view name) {
-  for (const auto &s : table)
-    if (name == s.name)
-      return s.value;
-  return std::nullopt;
-}
-
-template <typename E, size_t N> std::string choicesIn(const std::array<Spelling<E>, N> &table) {
-  std::string out;
-  for (const auto &s : table) {
-    if (!out.empty())
-      out += ", ";
-    out += std::string("\"") + s.name + "\"";
-  }
-  return out;
-}
 
 constexpr std::array<Spelling<IterType>, 7> kIterTypes{{
     {IterType::Iteration, "Iteration"},

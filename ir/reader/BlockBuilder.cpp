@@ -51,22 +51,33 @@ std::string exprKey(const Expr &e) {
   return k;
 }
 
-/// Records on a Communication the write view `view` that named its output
+/// Records on a statement the write view `view` that named its output
 /// (`T5 = HirAliasSelect( T3, axis = .., index = StreamIdx )`): its base
-/// tensor, axis and index, as the attributes of ir/HostLoops.h.
-void recordOutputView(const Expr &view, Expr &communication) {
+/// tensor, axis and index, as the attributes of ir/HostLoops.h; a view of
+/// another kind (`ShardByStream`, `select`) also records its op, which the
+/// loop model reports as not read.
+void recordOutputView(const Expr &view, Expr &writer) {
   const auto &inputs = view.tensorInputs();
-  if (view.op != "HirAliasSelect" || inputs.size() != 1)
+  if (inputs.size() != 1)
     return;
-  communication.attrs.emplace_back(kOutputViewAttr, "T" + std::to_string(inputs[0]));
-  communication.attrs.emplace_back(kOutputViewAxisAttr, view.attr("axis"));
-  communication.attrs.emplace_back(kOutputViewIndexAttr, view.attr("index"));
+  writer.attrs.emplace_back(kOutputViewAttr, "T" + std::to_string(inputs[0]));
+  writer.attrs.emplace_back(kOutputViewAxisAttr, view.attr("axis"));
+  bool byStream = view.op == "ShardByStream";
+  writer.attrs.emplace_back(kOutputViewIndexAttr, view.attr(byStream ? "stream_index" : "index"));
+  if (view.op != "HirAliasSelect")
+    writer.attrs.emplace_back(kOutputViewOpAttr, view.op);
 }
 
-/// Host IR ops that name a slice of a tensor.
-bool isSliceView(const Expr &e) {
-  return e.kind == OpKind::Other &&
-         (e.op == "HirAliasSelect" || e.op == "ShardByStream" || e.op == "select");
+/// Numbers the loops that hold a statement 1, 2, ... in order, so that a
+/// program printed back (without its empty loops) reads the same numbers.
+void renumberHostLoops(std::vector<Expr> &exprs) {
+  std::map<std::string, std::string> dense;
+  for (Expr &e : exprs)
+    for (auto &[key, value] : e.attrs)
+      if (key == kHostLoopIdAttr) {
+        auto [it, added] = dense.emplace(value, std::to_string(dense.size() + 1));
+        value = it->second;
+      }
 }
 
 } // namespace
@@ -75,8 +86,9 @@ std::vector<Expr> BlockBuilder::exprsWithoutWriteViews() const {
   // In host IR a slice view whose output another statement then writes (a
   // Communication's output, a matmul's) names where that statement writes:
   // it is no data flow into the slice, and keeping it would define the
-  // slice twice. A Communication keeps where it writes as its output view
-  // (kOutputViewAttr ...), which the loop model needs.
+  // slice twice. The writing statement keeps where it writes as its output
+  // view (kOutputViewAttr ...), which the loop model needs: a statement
+  // writing a slice must never pass for one computing a whole tensor.
   if (kind_ != BlockKind::HostIr)
     return exprs_;
   std::set<TensorNum> written;
@@ -92,9 +104,10 @@ std::vector<Expr> BlockBuilder::exprsWithoutWriteViews() const {
     }
     kept.push_back(e);
     auto view = e.outputs.size() == 1 ? writeViews.find(e.outputs[0]) : writeViews.end();
-    if (e.kind == OpKind::Communication && view != writeViews.end())
+    if (view != writeViews.end())
       recordOutputView(*view->second, kept.back());
   }
+  renumberHostLoops(kept);
   return kept;
 }
 

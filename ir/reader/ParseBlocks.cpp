@@ -10,8 +10,11 @@
 // whether it was cut (kept, marked) or malformed (an error).
 //
 // This file does not decide what a construct means for the checker: a
-// Communication in a loop only carries its loop's header (kHostLoopAttr).
+// statement in a loop only carries its loop's header and number
+// (kHostLoopAttr, kHostLoopIdAttr; ir/HostLoops.h).
 #include "ir/reader/Parser.h"
+
+#include "ir/HostLoops.h"
 
 #include <algorithm>
 #include <array>
@@ -395,6 +398,7 @@ void Parser::parseHostIr() {
     c_.failExpected("end of line after the %HostIrContainer signature");
   c_.nextLine();
   hostScopes_.clear();
+  hostLoopsSeen_ = 0;
   SourceLoc openLoc = c_.locAt(open);
   while (true) {
     if (c_.atEnd())
@@ -448,22 +452,33 @@ void Parser::noteHostScope() {
     for (char &ch : header)
       if (ch == ',' || ch == '(' || ch == ')')
         ch = ' ';
-    hostScopes_.push_back(HostScope{indent, loop, std::string(trim(header))});
+    hostScopes_.push_back(
+        HostScope{indent, loop, std::string(trim(header)), loop ? ++hostLoopsSeen_ : 0});
   }
 }
 
-std::optional<std::string> Parser::enclosingHostBranch() const {
-  for (auto it = hostScopes_.rbegin(); it != hostScopes_.rend(); ++it)
-    if (!it->loop)
-      return it->header;
-  return std::nullopt;
-}
-
-std::optional<std::string> Parser::enclosingHostLoop() const {
-  for (auto it = hostScopes_.rbegin(); it != hostScopes_.rend(); ++it)
-    if (it->loop)
-      return it->header;
-  return std::nullopt;
+std::vector<std::pair<std::string, std::string>> Parser::hostScopeAttrs(bool communication) const {
+  const HostScope *loop = nullptr, *branch = nullptr;
+  std::string outer;
+  for (const HostScope &s : hostScopes_) {
+    if (!s.loop) {
+      branch = &s;
+      continue;
+    }
+    if (loop)
+      outer += (outer.empty() ? "" : " ; ") + loop->header;
+    loop = &s;
+  }
+  std::vector<std::pair<std::string, std::string>> attrs;
+  if (loop) {
+    attrs.emplace_back(kHostLoopAttr, loop->header);
+    attrs.emplace_back(kHostLoopIdAttr, std::to_string(loop->loopNumber));
+    if (!outer.empty())
+      attrs.emplace_back(kHostLoopOuterAttr, outer);
+  }
+  if (branch && (loop || communication))
+    attrs.emplace_back(kHostBranchAttr, branch->header);
+  return attrs;
 }
 
 void Parser::parseHostSignature() {

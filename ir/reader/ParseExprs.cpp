@@ -211,6 +211,11 @@ std::optional<size_t> Parser::parseStatement(bool hostIr) {
   if (!c_.atLineEnd())
     c_.failExpected("end of line after the statement defining " + outName);
   Expr e = makeExpr(std::move(outputs), std::move(rhs), c_.locAt(start));
+  // A statement in a loop body runs once per iteration (ir/HostLoops.h);
+  // slice views are no statements of their own there.
+  if (hostIr && !isSliceView(e))
+    for (auto &attr : hostScopeAttrs(/*communication=*/false))
+      e.attrs.push_back(std::move(attr));
   return cur_->noteExpr(std::move(e));
 }
 
@@ -657,10 +662,8 @@ void Parser::parseCommunication() {
     c_.failAt(start, name + " has no '" + (sawType ? "team" : "type") + "=' field");
   if (e.inputs.empty() || e.outputs.empty())
     c_.failAt(start, name + " has no '" + (e.inputs.empty() ? "input" : "output") + "=' field");
-  if (auto loop = enclosingHostLoop())
-    e.attrs.emplace_back(kHostLoopAttr, *loop);
-  if (auto branch = enclosingHostBranch())
-    e.attrs.emplace_back(kHostBranchAttr, *branch);
+  for (auto &attr : hostScopeAttrs(/*communication=*/true))
+    e.attrs.push_back(std::move(attr));
   c_.skipSpaces();
   // Before July 2024 the Wait that follows was printed on the same line.
   if (c_.startsWith("Wait"))

@@ -141,9 +141,10 @@ private:
   std::vector<TensorNum> parseValueList();
   bool parseHostBodyLine(const SourceLoc &openLoc);
   void noteHostScope();
-  std::optional<std::string> enclosingHostLoop() const;
-  /// The header of the innermost `IF`/`ELSE` scope, if any.
-  std::optional<std::string> enclosingHostBranch() const;
+  /// The scope attributes of ir/HostLoops.h for a statement on the current
+  /// line: its loop (header, which loop of the block, outer loops) and its
+  /// branch. Outside loops only a Communication records its branch.
+  std::vector<std::pair<std::string, std::string>> hostScopeAttrs(bool communication) const;
   void parseHostLine();
   void parseHostUnitHeader();
   void parseSegmented();
@@ -168,8 +169,10 @@ private:
     size_t indent = 0;
     bool loop = false;  ///< FOR (IF/ELSE are branches).
     std::string header; ///< `FOR StreamIdx in iStreamIdx2{i0}`.
+    int loopNumber = 0; ///< FOR: its place among the block's loops, from 1.
   };
   std::vector<HostScope> hostScopes_;
+  int hostLoopsSeen_ = 0; ///< FOR headers read in the current block.
 };
 
 } // namespace shardcheck::reader

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Reads check-sharding's HTML report pages with Python's html.parser
-(tests/html_report_test.cpp runs it): `read_html_report.py PAGE...` checks that
+"""Reads check-sharding's and run-plan's HTML report pages with Python's
+html.parser (tests/html_report_test.cpp runs it): `read_html_report.py PAGE...` checks that
 every page is well formed (every element closed in order, void elements
 aside; no stray end tag), self-contained (no <link>, no src= attribute, no
 link out of the report: only #anchors and the report's own .html pages), and
 that every #anchor a link names exists; then prints one JSON object per page
 name: its edge verdicts by id (the class of each <details class="edge ...">),
 which of them are open, its banners, its <script> count, whether it holds an
-SVG graph or the DOT text, the ids the graph's arrows link to, and its text.
+SVG graph or the DOT text, the ids the graph's arrows link to, its table rows
+with an id (run-plan's steps, tensors and runs: id -> classes), and its text.
 
 It does not judge the verdicts (the C++ test does); it prints what is wrong
 and exits 1, or prints the JSON and exits 0.
@@ -27,6 +28,7 @@ class Page(HTMLParser):
         self.stack, self.errors, self.ids, self.links = [], [], set(), []
         self.edges, self.open_edges, self.banners, self.arrows = {}, [], [], []
         self.scripts, self.svg, self.dot_text, self.text = 0, False, False, []
+        self.rows = {}
 
     def handle_starttag(self, tag, attrs):
         self.element(tag, dict(attrs))
@@ -51,6 +53,8 @@ class Page(HTMLParser):
             self.edges[attrs.get("id")] = [c for c in classes if c != "edge"][0]
             if "open" in attrs:
                 self.open_edges.append(attrs.get("id"))
+        if tag == "tr" and "id" in attrs:
+            self.rows[attrs["id"]] = classes
         if tag == "div" and "banner" in classes:
             self.banners.append([c for c in classes if c != "banner"][0])
         self.scripts += tag == "script"
@@ -85,7 +89,7 @@ def read(path, pages):
             errors.append("link out of the report: " + link)
     return errors, {"edges": page.edges, "open": page.open_edges, "banners": page.banners,
                     "scripts": page.scripts, "svg": page.svg, "dot_text": page.dot_text,
-                    "arrows": page.arrows, "text": "".join(page.text)}
+                    "arrows": page.arrows, "rows": page.rows, "text": "".join(page.text)}
 
 
 def main(paths):

@@ -6,6 +6,8 @@
 // log). minimize() is a greedy loop over candidate edits of the spec.
 #include "tests/oracle/Oracle.h"
 
+#include "ir/HostLoops.h"
+
 #include "checker/PlanBuilder.h"
 #include "checker/PlanChain.h"
 #include "executor/core/RunSupport.h"
@@ -22,8 +24,7 @@ namespace shardcheck::oracle {
 namespace {
 
 bool edgeProved(const EdgeVerdict &v) {
-  return (v.status == Status::Proved && v.lowering.kind != CommKind::Unsupported) ||
-         hasProvedPlan(v);
+  return v.result == EdgeResult::Proved;
 }
 
 /// The widest input range, a power of two up to `widest`, whose values every
@@ -40,8 +41,21 @@ std::string edgeName(const EdgeVerdict &v) {
   return "T" + std::to_string(v.producer) + " -> T" + std::to_string(v.consumer);
 }
 
-std::string kindName(const Lowering &l) {
-  return std::string(commKindName(l.kind)) + (l.localPermute ? "+permute" : "");
+/// `Allgather+permute`, `Allgather+pad`: a verdict's communication
+/// (`unsupported` when it has no lowering) and how it is laid out.
+std::string kindName(const char *communication, const Lowering *l) {
+  return std::string(communication) + (!l                ? ""
+                                       : l->padded       ? "+pad"
+                                       : l->localPermute ? "+permute"
+                                                         : "");
+}
+
+std::string kindName(const EdgeVerdict &v) {
+  return kindName(v.communicationName(), &v.lowering);
+}
+
+std::string kindName(const CompilerVerdict &c) {
+  return kindName(c.communicationName(), c.lowering ? &*c.lowering : nullptr);
 }
 
 /// A message as a class key: its words of two or more letters (tensor
@@ -99,9 +113,10 @@ std::string culpritOf(const Fusion &f, const std::vector<EdgeVerdict> &verdicts,
   for (const EdgeVerdict &v : verdicts) {
     if (v.expr != e)
       continue;
-    const Lowering &l = compiler && v.compiler ? v.compiler->lowering : v.lowering;
-    if (l.kind != CommKind::None)
-      kinds.insert(kindName(l));
+    bool useCompiler = compiler && v.compiler;
+    if (std::string(useCompiler ? v.compiler->communicationName() : v.communicationName()) !=
+        commKindName(CommKind::None))
+      kinds.insert(useCompiler ? kindName(*v.compiler) : kindName(v));
   }
   std::string s = std::string(opKindName(f.exprs[e].kind)) + "/";
   if (kinds.empty())
@@ -174,7 +189,7 @@ PlanRequest planRequest(const FusionSpec &spec, PlanRequest::Lowerings lowerings
 /// `Allreduce(Communication)`: the compiler's lowering and where it came from.
 std::string compilerName(const EdgeVerdict &v, const Fusion &f) {
   const Expr &e = f.exprs[v.expr];
-  return kindName(v.compiler->lowering) + "(" + opKindName(e.kind) + ")";
+  return kindName(*v.compiler) + "(" + opKindName(e.kind) + ")";
 }
 
 /// Runs `plan` with every match seed (the second computes from index maps);
@@ -225,6 +240,27 @@ OracleResult Oracle::run(Fusion fusion) {
   return r;
 }
 
+std::vector<OracleResult> Oracle::runDTensor(uint64_t seed) {
+  DTensorDraw draw = randomDTensor(seed);
+  std::vector<OracleResult> results;
+  if (!draw.rejected.empty()) {
+    OracleResult r;
+    r.spec.seed = seed;
+    r.checkerOutcome = "dtensor-rejected";
+    results.push_back(std::move(r));
+  }
+  for (size_t i = 0; i < draw.fusions.size(); ++i) {
+    OracleResult r = run(draw.fusions[i]);
+    r.spec.seed = seed;
+    r.runLog.insert(r.runLog.begin(),
+                    {"  DTensor document: " + draw.document,
+                     "  fusion " + std::to_string(i) + ": " +
+                         (i == 0 ? std::string("the transition") : draw.sequence)});
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
 void Oracle::judge(OracleResult &r) {
   DiagnosticEngine diags;
   std::optional<FusionGraph> graph = FusionGraph::build(r.fusion, diags);
@@ -244,8 +280,21 @@ void Oracle::judge(OracleResult &r) {
   runCompilerPlan(r, *graph);
 }
 
+/// Whether a looped Communication's loop claims are not proved: the checker
+/// proves them with its compiler choice (confirmed only when they hold), so
+/// a choice not confirmed leaves them unproved, whatever its one iteration's
+/// edge proved (checker/PlanBuilder.cpp rests the loop step on the same).
+bool loopClaimsUnproved(const Fusion &f, const EdgeVerdict &v) {
+  const Expr &e = f.exprs[v.expr];
+  return isInHostLoop(e) && e.kind == OpKind::Communication &&
+         (!v.compiler || (v.compiler->result != CompilerResult::Confirmed &&
+                          v.compiler->result != CompilerResult::Unnecessary));
+}
+
 void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
-  if (!std::all_of(r.verdicts.begin(), r.verdicts.end(), edgeProved)) {
+  if (!std::all_of(r.verdicts.begin(), r.verdicts.end(), edgeProved) ||
+      std::any_of(r.verdicts.begin(), r.verdicts.end(),
+                  [&](const EdgeVerdict &v) { return loopClaimsUnproved(r.fusion, v); })) {
     r.checkerOutcome = "not-proved";
     return;
   }
@@ -263,6 +312,10 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
     r.violations.push_back({"proved-no-plan:" + slug(e.what()), e.what()});
     return;
   }
+  if (!plan.verified()) { // A host loop's claims (docs/plan-format.md, "Loops") not proved.
+    r.checkerOutcome = "not-proved";
+    return;
+  }
   std::optional<Bindings> b = bindingsFor(plan, specBindings(r.spec));
   if (!b) {
     r.checkerOutcome = "no-bindings";
@@ -278,8 +331,7 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
   }
   r.checkerOutcome = "matched";
   for (const EdgeVerdict &v : r.verdicts)
-    r.matchedLowerings.push_back(edgeName(v) + " " +
-                                 (hasProvedPlan(v) ? "multi-step" : kindName(v.lowering)));
+    r.matchedLowerings.push_back(edgeName(v) + " " + kindName(v));
 }
 
 void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
@@ -291,12 +343,10 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
       continue;
     }
     any = true;
-    r.compilerChoices.push_back(kindName(v.compiler->lowering) + " " +
-                                (v.compiler->status == Status::Proved    ? "confirmed"
-                                 : v.compiler->status == Status::Refuted ? "refuted"
-                                                                         : "unknown"));
-    skip |= v.compiler->status == Status::Unknown;
-    if (v.compiler->status == Status::Refuted && !refuted)
+    r.compilerChoices.push_back(kindName(*v.compiler) + " " +
+                                compilerResultStatusName(v.compiler->result));
+    skip |= v.compiler->result == CompilerResult::Unknown;
+    if (v.compiler->result == CompilerResult::Refuted && !refuted)
       refuted = &v;
   }
   if (!any)
@@ -343,8 +393,10 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
   // execute (the root in the team, the buffer shapes of its post functions,
   // an initial value it drops, equal AllToAll chunks) need not fail here:
   // the plan runs flat buffers and may even apply what nvFuser would not.
+  // A refuted host loop (rule `host-loop`: a slice missed, read out of
+  // range, or not its base's) is no runtime rule: the run shows it.
   const auto &cex = refuted->compiler->counterexample;
-  if (cex && !cex->rule.empty()) {
+  if (cex && !cex->rule.empty() && cex->rule != "host-loop") {
     r.compilerOutcome = "refuted-by-runtime-rule";
     r.runLog.push_back("  not run: refuted by nvFuser's runtime rule `" + cex->rule + "`");
     return;
@@ -372,7 +424,7 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
   r.violations.push_back(
       {"refuted-runs-correctly:" + compilerName(*refuted, r.fusion),
        edgeName(*refuted) + ": " + refuted->compiler->source + ", " +
-           refuted->compiler->lowering.str() + ", is refuted (" +
+           refuted->compiler->loweringText() + ", is refuted (" +
            (refuted->compiler->counterexample ? refuted->compiler->counterexample->message
                                               : refuted->compiler->reason) +
            ") but matches the reference with " + std::to_string(tries.size()) + " seeds"});
@@ -503,21 +555,19 @@ FusionSpec Oracle::minimize(const FusionSpec &spec, const std::string &kind, int
 std::string describeVerdicts(const std::vector<EdgeVerdict> &verdicts) {
   std::ostringstream os;
   for (const EdgeVerdict &v : verdicts) {
-    os << edgeName(v) << " (" << v.exprName << "): " << v.lowering.str() << " "
-       << statusName(v.status);
+    os << edgeName(v) << " (" << v.exprName << "): " << v.loweringText() << " "
+       << edgeResultStatusName(v.result);
     if (!v.reason.empty())
       os << " (" << v.reason << ")";
-    else if (v.counterexample && v.status != Status::Proved)
+    else if (v.counterexample && v.result != EdgeResult::Proved)
       os << " (" << v.counterexample->message << ")";
     os << "\n";
     if (!v.compiler)
       continue;
     const CompilerVerdict &c = *v.compiler;
-    os << "  compiler: " << c.source << ", " << c.lowering.str() << ": "
-       << (c.status == Status::Proved    ? "confirmed"
-           : c.status == Status::Refuted ? "refuted"
-                                         : "unknown");
-    if (c.unnecessary)
+    os << "  compiler: " << c.source << ", " << c.loweringText() << ": "
+       << compilerResultStatusName(c.result);
+    if (c.result == CompilerResult::Unnecessary)
       os << " (unnecessary)";
     if (c.counterexample)
       os << " (" << c.counterexample->message << ")";

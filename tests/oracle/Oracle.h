@@ -31,6 +31,7 @@
 #pragma once
 
 #include "checker/Checker.h"
+#include "tests/oracle/RandomDTensor.h"
 #include "tests/oracle/RandomFusions.h"
 
 #include <map>
@@ -92,6 +93,12 @@ public:
   OracleResult run(const FusionSpec &spec);
   /// The same for a fusion read from a file (a kept reproducer).
   OracleResult run(Fusion fusion);
+  /// The random DTensor redistribute of `seed` (tests/oracle/RandomDTensor.h):
+  /// one result per fusion it maps to (the transition, DTensor's modelled
+  /// sequence), each naming the seed and the document in its run log; one
+  /// result with checker outcome `dtensor-rejected` where the reader
+  /// rejects the document.
+  std::vector<OracleResult> runDTensor(uint64_t seed);
   /// A smaller spec whose result still has a violation of class `kind`,
   /// trying at most `budget` candidate edits.
   FusionSpec minimize(const FusionSpec &spec, const std::string &kind, int budget = 250);

@@ -16,6 +16,7 @@
 #include "tools/check_sharding/Sarif.h"
 #include "tools/check_sharding/Summary.h"
 #include "tools/common/CommandLine.h"
+#include "tools/common/HtmlPage.h"
 #include "util/Version.h"
 
 #include <nlohmann/json.hpp>
@@ -290,18 +291,10 @@ std::string inputText(const Input &input) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-/// Writes `text` to `path`; false when it cannot.
-bool writeFile(const std::string &path, const std::string &text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  return static_cast<bool>(out);
-}
-
 /// Writes the plan checkDocument built; the note saying so, or nullopt when
 /// the file cannot be written.
 std::optional<Diagnostic> writePlan(const Options &o, const Plan &plan, const Fusion &fusion) {
-  if (!writeFile(o.emitPlan, planToJsonText(plan)))
+  if (!writeTextFile(o.emitPlan, planToJsonText(plan)))
     return std::nullopt;
   size_t unverified = std::count_if(plan.steps.begin(), plan.steps.end(),
                                     [](const PlanStep &s) { return !s.verified(); });
@@ -372,7 +365,7 @@ CheckedFile checkFile(const Input &input, const Options &o, DocumentChecker &che
                   c);
     return c;
   }
-  if (!o.emitIr.empty() && !writeFile(o.emitIr, documentToJsonText(doc)))
+  if (!o.emitIr.empty() && !writeTextFile(o.emitIr, documentToJsonText(doc)))
     c.writeFailed = "cannot write the JSON IR to " + o.emitIr;
   DocumentReport report = checker.check(doc);
   c.summary.addDocument(report);
@@ -529,8 +522,8 @@ int run(const Options &o, std::ostream &out, std::ostream &err, bool errIsTermin
   if (!o.emitPlan.empty() && run.summary.partialFiles && run.status != 2)
     run.status = checksharding::kPlanRefusedStatus;
   if (!o.writeBaseline.empty() &&
-      !writeFile(o.writeBaseline,
-                 checksharding::baselineText(checksharding::baselineEntries(run.files))))
+      !writeTextFile(o.writeBaseline,
+                     checksharding::baselineText(checksharding::baselineEntries(run.files))))
     writeFailed.push_back("cannot write the baseline to " + o.writeBaseline);
   printRun(o, run, out, err);
   if (!o.reportHtml.empty())

@@ -22,10 +22,10 @@ std::string quoted(const std::string &text) {
 }
 
 LookIndex lookIndex(const EdgeVerdict &v) {
-  EdgeResult result = edgeResult(v);
+  EdgeResult result = v.result;
   std::optional<CompilerResult> compiler;
   if (v.compiler)
-    compiler = compilerResult(*v.compiler);
+    compiler = v.compiler->result;
   if (result == EdgeResult::Refuted || compiler == CompilerResult::Refuted)
     return Refuted;
   if (result == EdgeResult::Unsupported)
@@ -36,6 +36,8 @@ LookIndex lookIndex(const EdgeVerdict &v) {
     return Unmodelled;
   if (compiler == CompilerResult::Unnecessary)
     return Unnecessary;
+  if (!v.steps.empty())
+    return Collective; // A multi-step plan: collectives, whatever `lowering` says.
   return v.lowering.kind == CommKind::None    ? None
          : v.lowering.kind == CommKind::Alias ? Alias
                                               : Collective;
@@ -44,17 +46,8 @@ LookIndex lookIndex(const EdgeVerdict &v) {
 } // namespace
 
 const char *compilerStatusText(const CompilerVerdict &c) {
-  switch (compilerResult(c)) {
-  case CompilerResult::Confirmed:
-    return "confirmed";
-  case CompilerResult::Unnecessary:
-    return "confirmed but unnecessary";
-  case CompilerResult::Refuted:
-    return "refuted";
-  case CompilerResult::Unknown:
-    break;
-  }
-  return "unknown";
+  return c.result == CompilerResult::Unnecessary ? "confirmed but unnecessary"
+                                                 : compilerResultStatusName(c.result);
 }
 
 namespace {
@@ -62,15 +55,15 @@ namespace {
 /// What the arrow says: the communication (nothing for none) and the
 /// compiler's choice when it has one.
 std::string arrowLabel(const EdgeVerdict &v) {
-  EdgeResult result = edgeResult(v);
+  EdgeResult result = v.result;
   std::string label;
-  if (result == EdgeResult::Unsupported || result == EdgeResult::Unmodelled)
-    label = "unsupported";
-  else if (v.lowering.kind != CommKind::None || result != EdgeResult::Proved)
-    label = v.lowering.str() +
-            (result == EdgeResult::Proved ? "" : std::string(" ") + statusName(v.status));
+  if (!hasLowering(result))
+    label = kNoLoweringName;
+  else if (v.lowering.kind != CommKind::None || !v.steps.empty() || result != EdgeResult::Proved)
+    label = v.loweringText() +
+            (result == EdgeResult::Proved ? "" : std::string(" ") + edgeResultStatusName(result));
   if (v.compiler)
-    label += (label.empty() ? "" : "\n") + std::string("compiler: ") + v.compiler->lowering.str() +
+    label += (label.empty() ? "" : "\n") + std::string("compiler: ") + v.compiler->loweringText() +
              " " + compilerStatusText(*v.compiler);
   return label;
 }
@@ -95,14 +88,13 @@ const VerdictLook &verdictLook(const EdgeVerdict &v) {
 }
 
 std::string verdictLine(const EdgeVerdict &v) {
-  EdgeResult result = edgeResult(v);
-  std::string line = result == EdgeResult::Unsupported || result == EdgeResult::Unmodelled
-                         ? "unsupported: " + v.reason
-                         : v.lowering.str() + " " + statusName(v.status);
+  EdgeResult result = v.result;
+  std::string line = !hasLowering(result) ? std::string(kNoLoweringName) + ": " + v.reason
+                                          : v.loweringText() + " " + edgeResultStatusName(result);
   if (result == EdgeResult::Unknown && !v.reason.empty())
     line += ": " + v.reason;
   if (v.compiler)
-    line += "; compiler: " + v.compiler->source + ", " + v.compiler->lowering.str() + ", " +
+    line += "; compiler: " + v.compiler->source + ", " + v.compiler->loweringText() + ", " +
             compilerStatusText(*v.compiler);
   return line;
 }

@@ -3,39 +3,27 @@
 
 #include "tools/check_sharding/Dot.h"
 #include "tools/check_sharding/Graphviz.h"
-#include "tools/check_sharding/Junit.h"
+#include "tools/common/HtmlPage.h"
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 namespace shardcheck::checksharding {
 
 namespace {
 
-/// Text from the input, escaped (the XML escaping is valid HTML too).
+/// Text from the input, escaped.
 std::string esc(const std::string &text) {
-  return xmlEscape(text);
+  return htmlEscape(text);
 }
 
 /// A fusion with more edges than this is not laid out (dot takes long); its
 /// DOT text is shown instead.
 constexpr size_t kMaxDrawnEdges = 400;
 
-constexpr const char *kStyle = R"(body{font-family:sans-serif;margin:1.5em;color:#212121}
-h1{font-size:1.4em;word-break:break-all}h2{font-size:1.15em;margin-top:1.6em}
-pre{background:#f5f5f5;padding:.5em;overflow-x:auto;white-space:pre-wrap}
-table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2em .5em;text-align:left}
-.graph svg{max-width:100%;height:auto}.banner{padding:.6em;border-left:6px solid;margin:1em 0}
-.banner.partial{border-color:#ef6c00;background:#fff3e0}
-.banner.unreadable{border-color:#c62828;background:#ffebee}
-details{margin:.3em 0}details:target{outline:2px solid #1565c0}summary{cursor:pointer}
-dt{font-weight:bold;margin-top:.3em}.mono{font-family:monospace}
-.badge{display:inline-block;color:#fff;border-radius:3px;padding:0 .4em;font-size:.85em})";
+constexpr const char *kStyle = ".graph svg{max-width:100%;height:auto}";
 
 /// Opens the edge a link names (a graph arrow or a table row).
 constexpr const char *kScript =
@@ -48,18 +36,15 @@ std::string pageHead(const std::string &title) {
   for (const auto &look : verdictLooks())
     colours += std::string(".") + look.key + " .badge,.badge." + look.key +
                "{background:" + look.colour + "}";
-  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
-         esc(title) + "</title>\n<style>\n" + kStyle + "\n" + colours +
-         "\n</style>\n</head>\n<body>\n";
+  return htmlPageHead(title, std::string(kStyle) + "\n" + colours);
 }
 
 std::string pageFoot(const HtmlRun &run) {
-  return "<p><small>check-sharding " + esc(run.version) + "</small></p>\n<script>" + kScript +
-         "</script>\n</body>\n</html>\n";
+  return htmlPageFoot("check-sharding", run.version, kScript);
 }
 
 std::string badge(const char *key, const std::string &text) {
-  return std::string("<span class=\"badge ") + key + "\">" + esc(text) + "</span>";
+  return htmlBadge(key, text);
 }
 
 std::string legend() {
@@ -81,9 +66,10 @@ std::string row(const std::string &key, const std::string &html) {
 }
 
 /// A lowering as its text names it (teams and roots included).
-std::string loweringHtml(const Lowering &l) {
-  return "<span class=\"mono\">" + esc(l.str()) + "</span>" +
-         (l.localPermute ? " (then a local permute)" : "");
+/// A lowering shown as `text` (`unsupported` where the verdict has none).
+std::string loweringHtml(const std::string &text, bool localPermute) {
+  return "<span class=\"mono\">" + esc(text) + "</span>" +
+         (localPermute ? " (then a local permute)" : "");
 }
 
 /// A counterexample in the input's terms: its message, then the device, the
@@ -111,9 +97,10 @@ std::string counterexampleHtml(const Counterexample &c) {
 }
 
 std::string compilerHtml(const CompilerVerdict &c) {
-  std::string html = esc(c.source) + " (line " + std::to_string(c.loc.line) +
-                     "): " + loweringHtml(c.lowering) + " <b>" + esc(compilerStatusText(c)) +
-                     "</b>";
+  std::string html =
+      esc(c.source) + " (line " + std::to_string(c.loc.line) +
+      "): " + loweringHtml(c.loweringText(), c.lowering && c.lowering->localPermute) + " <b>" +
+      esc(compilerStatusText(c)) + "</b>";
   if (c.counterexample)
     html += counterexampleHtml(*c.counterexample);
   if (!c.reason.empty())
@@ -124,7 +111,8 @@ std::string compilerHtml(const CompilerVerdict &c) {
 /// An edge's proof: what it rests on or where it fails.
 std::string proofHtml(const EdgeVerdict &v) {
   std::string dl =
-      row("checker's lowering", loweringHtml(v.lowering) + " " + esc(statusName(v.status)));
+      row("checker's lowering", loweringHtml(v.loweringText(), v.lowering.localPermute) + " " +
+                                    esc(edgeResultStatusName(v.result)));
   if (!v.reason.empty())
     dl += row("reason", esc(v.reason));
   if (!v.assumptions.empty()) {
@@ -135,11 +123,12 @@ std::string proofHtml(const EdgeVerdict &v) {
   }
   for (const auto &s : v.steps)
     dl += row("multi-step plan step",
-              loweringHtml(s.lowering) + " " + esc(statusName(s.status)) +
+              loweringHtml(s.lowering.str(), s.lowering.localPermute) + " " +
+                  esc(statusName(s.status)) +
                   (s.intermediate.empty() ? "" : " via " + esc(s.intermediate)) +
                   (s.reason.empty() ? "" : ": " + esc(s.reason)));
   if (v.counterexample) {
-    EdgeResult r = edgeResult(v);
+    EdgeResult r = v.result;
     bool refutes = r == EdgeResult::Refuted || r == EdgeResult::Unsupported;
     dl += row(refutes ? "counterexample" : "why communication is needed",
               counterexampleHtml(*v.counterexample));
@@ -216,32 +205,16 @@ constexpr const char *kCountHeads = "<th>fusions</th><th>edges</th><th>proved</t
 
 std::string fileBanner(const FileOutput &file) {
   if (file.unreadable)
-    return "<div class=\"banner unreadable\"><b>Unreadable:</b> this input, or a fusion of it, "
+    return "<div class=\"banner unreadable bad\"><b>Unreadable:</b> this input, or a fusion of it, "
            "could not be read or checked (exit status 2); the errors say where.</div>\n";
   if (file.partial)
-    return "<div class=\"banner partial\"><b>Partial:</b> this input is a truncated paste; only "
+    return "<div class=\"banner partial warn\"><b>Partial:</b> this input is a truncated paste; "
+           "only "
            "its complete statements were checked, so it never counts as all proved.</div>\n";
   return "";
 }
 
-bool writeText(const std::filesystem::path &path, const std::string &text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  return static_cast<bool>(out);
-}
-
 } // namespace
-
-std::string htmlPageName(size_t i, const std::string &file) {
-  std::string base = std::filesystem::path(file).filename().string(), safe;
-  for (char c : base)
-    safe +=
-        std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
-  std::string number = std::to_string(i);
-  return std::string(number.size() < 3 ? 3 - number.size() : 0, '0') + number + "-" +
-         (safe.empty() ? "input" : safe.substr(0, 80)) + ".html";
-}
 
 std::string htmlFilePage(const HtmlRun &run, size_t i) {
   const FileOutput &file = (*run.files)[i];
@@ -278,10 +251,8 @@ std::string htmlIndexPage(const HtmlRun &run) {
 }
 
 std::string writeHtmlReport(const std::string &dir, const HtmlRun &run) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir))
-    return "--report-html " + dir + ": cannot create the directory";
+  if (std::string error = createReportDirectory("--report-html", dir); !error.empty())
+    return error;
   // Pages are written by `run.jobs` workers (dot takes most of the time);
   // the first page that cannot be written is the one reported.
   std::vector<std::string> failed(run.files->size());
@@ -289,7 +260,7 @@ std::string writeHtmlReport(const std::string &dir, const HtmlRun &run) {
   auto work = [&] {
     for (size_t i; (i = next++) < run.files->size();) {
       auto path = std::filesystem::path(dir) / htmlPageName(i, (*run.files)[i].file);
-      if (!writeText(path, htmlFilePage(run, i)))
+      if (!writeTextFile(path.string(), htmlFilePage(run, i)))
         failed[i] = "cannot write the HTML report page " + path.string();
     }
   };
@@ -302,7 +273,7 @@ std::string writeHtmlReport(const std::string &dir, const HtmlRun &run) {
   for (const auto &f : failed)
     if (!f.empty())
       return f;
-  if (!writeText(std::filesystem::path(dir) / "index.html", htmlIndexPage(run)))
+  if (!writeTextFile((std::filesystem::path(dir) / "index.html").string(), htmlIndexPage(run)))
     return "cannot write the HTML report index " + dir + "/index.html";
   return "";
 }

@@ -5,7 +5,8 @@
 // text), every edge verdict opening its proof (lowering and teams,
 // assumptions, multi-step plans, counterexample, the compiler's choice),
 // the lints and findings, and a warning when the input is a truncated paste
-// or unreadable. Every text from the input is HTML-escaped.
+// or unreadable. Every text from the input is HTML-escaped. The page
+// skeleton and its names are tools/common/HtmlPage.h's.
 //
 // This file does not decide verdicts, count or choose exit statuses: it
 // shows FileOutputs and Summaries the tool made.
@@ -13,6 +14,7 @@
 
 #include "tools/check_sharding/Render.h"
 #include "tools/check_sharding/Summary.h"
+#include "tools/common/HtmlPage.h"
 
 #include <optional>
 #include <string>
@@ -31,9 +33,6 @@ struct HtmlRun {
   std::optional<std::string> dotProgram;
   size_t jobs = 1; ///< Pages written at a time (check-sharding's -j).
 };
-
-/// The page name of the i-th input: `003-seed_kernel_dump.txt.html`.
-std::string htmlPageName(size_t i, const std::string &file);
 
 /// The page of one input file.
 std::string htmlFilePage(const HtmlRun &run, size_t i);

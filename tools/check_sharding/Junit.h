@@ -4,8 +4,8 @@
 // unsupported edges, refuted compiler choices, error lints), <skipped> for a
 // fusion with only unknown findings and <error> for one that could not be
 // read (a file that could not be read at all is one testcase `read`). With
-// --baseline only new findings fail or skip a testcase. Text is escaped for
-// XML 1.0; characters XML cannot carry become U+FFFD.
+// --baseline only new findings fail or skip a testcase. The XML is written by
+// tools/common/Junit.h.
 //
 // This file does not decide findings or exit statuses.
 #pragma once
@@ -22,8 +22,5 @@ namespace shardcheck::checksharding {
 /// `comparison` (nullable): the baseline, whose known findings pass.
 void printJunit(std::ostream &out, const std::vector<FileOutput> &files,
                 const BaselineComparison *comparison);
-
-/// `text` escaped for an XML attribute or element.
-std::string xmlEscape(const std::string &text);
 
 } // namespace shardcheck::checksharding

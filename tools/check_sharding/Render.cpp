@@ -27,7 +27,8 @@ nlohmann::json counterexampleJson(const std::optional<Counterexample> &c) {
   return j;
 }
 
-nlohmann::json loweringJson(const Lowering &l) {
+/// `l` as JSON, shown as `text` (`unsupported` where the verdict has none).
+nlohmann::json loweringJson(const Lowering &l, const std::string &text) {
   nlohmann::json teams = nlohmann::json::array();
   for (const auto &t : l.teams) {
     nlohmann::json jt;
@@ -38,7 +39,7 @@ nlohmann::json loweringJson(const Lowering &l) {
       jt["pairs"] = t.pairs;
     teams.push_back(jt);
   }
-  return {{"text", l.str()}, {"local_permute", l.localPermute}, {"teams", teams}};
+  return {{"text", text}, {"local_permute", l.localPermute}, {"teams", teams}};
 }
 
 nlohmann::json edgeJson(size_t fusion, const EdgeVerdict &v) {
@@ -49,15 +50,15 @@ nlohmann::json edgeJson(size_t fusion, const EdgeVerdict &v) {
   j["expr"] = v.exprName;
   j["line"] = v.loc.line;
   j["column"] = v.loc.column;
-  j["communication"] = commKindName(v.lowering.kind);
-  j["status"] = statusName(v.status);
-  j["lowering"] = loweringJson(v.lowering);
+  j["communication"] = v.communicationName();
+  j["status"] = edgeResultStatusName(v.result);
+  j["lowering"] = loweringJson(v.lowering, v.loweringText());
   j["counterexample"] = counterexampleJson(v.counterexample);
   j["reason"] = v.reason;
   j["assumptions"] = v.assumptions;
   nlohmann::json steps = nlohmann::json::array();
   for (const auto &s : v.steps) {
-    nlohmann::json js = loweringJson(s.lowering);
+    nlohmann::json js = loweringJson(s.lowering, s.lowering.str());
     js["status"] = statusName(s.status);
     js["intermediate"] = s.intermediate;
     js["reason"] = s.reason;
@@ -67,14 +68,11 @@ nlohmann::json edgeJson(size_t fusion, const EdgeVerdict &v) {
   j["steps"] = steps;
   if (v.compiler) {
     const auto &c = *v.compiler;
-    const char *status = c.status == Status::Proved    ? "confirmed"
-                         : c.status == Status::Refuted ? "refuted"
-                                                       : "unknown";
-    j["compiler"] = {{"communication", commKindName(c.lowering.kind)},
-                     {"status", status},
+    j["compiler"] = {{"communication", c.communicationName()},
+                     {"status", compilerResultStatusName(c.result)},
                      {"source", c.source},
-                     {"lowering", loweringJson(c.lowering)},
-                     {"unnecessary", c.unnecessary},
+                     {"lowering", loweringJson(c.lowering.value_or(Lowering{}), c.loweringText())},
+                     {"unnecessary", c.result == CompilerResult::Unnecessary},
                      {"counterexample", counterexampleJson(c.counterexample)},
                      {"reason", c.reason}};
   } else {
@@ -131,14 +129,13 @@ Diagnostic edgeDiagnostic(const EdgeVerdict &v, EdgeResult result) {
   case EdgeResult::Unknown:
     d.severity = Severity::Warning;
     d.code = "unknown";
-    d.message = head + v.lowering.str() + " unknown: " + v.reason;
+    d.message = head + v.loweringText() + " unknown: " + v.reason;
     break;
   case EdgeResult::Proved:
   case EdgeResult::Refuted:
     d.severity = Severity::Note;
     d.code = "edge";
-    d.message = head + (hasProvedPlan(v) ? std::string("multi-step plan proved")
-                                         : v.lowering.str() + " " + statusName(v.status));
+    d.message = head + v.loweringText() + " " + edgeResultStatusName(result);
     break;
   }
   return d;
@@ -148,8 +145,8 @@ Diagnostic edgeDiagnostic(const EdgeVerdict &v, EdgeResult result) {
 Diagnostic compilerDiagnostic(const EdgeVerdict &v, const CompilerVerdict &c) {
   Diagnostic cd;
   cd.loc = c.loc;
-  std::string what = edgeName(v) + ": " + c.source + ", " + c.lowering.str() + ", is ";
-  switch (compilerResult(c)) {
+  std::string what = edgeName(v) + ": " + c.source + ", " + c.loweringText() + ", is ";
+  switch (c.result) {
   case CompilerResult::Unnecessary:
     cd.severity = Severity::Warning;
     cd.code = "unnecessary-communication";
@@ -190,12 +187,13 @@ void FileOutput::addFinding(Diagnostic d, int status, std::optional<size_t> fusi
 }
 
 void addEdge(size_t fusion, const EdgeVerdict &v, FileOutput &file) {
-  EdgeResult result = edgeResult(v);
+  EdgeResult result = v.result;
   bool refuted = result == EdgeResult::Refuted || result == EdgeResult::Unsupported;
   Diagnostic d = edgeDiagnostic(v, result);
   // The witness disproves "no communication"; it is a counterexample to the
-  // verdict only when the edge is refuted (an unknown one has none).
-  if (v.counterexample && v.lowering.kind != CommKind::None)
+  // verdict only when the edge is refuted (an unknown one has none; a
+  // statement in a host loop is refuted by the iteration that fails).
+  if (v.counterexample && (!hasLowering(result) || refuted || v.lowering.kind != CommKind::None))
     d.addNote((refuted ? "counterexample: " : "communication is needed: ") +
                   v.counterexample->message,
               v.loc);
@@ -217,7 +215,7 @@ void addEdge(size_t fusion, const EdgeVerdict &v, FileOutput &file) {
   file.add(std::move(d), result != EdgeResult::Proved && result != EdgeResult::Refuted);
   if (v.compiler) {
     Diagnostic cd = compilerDiagnostic(v, *v.compiler);
-    CompilerResult cr = compilerResult(*v.compiler);
+    CompilerResult cr = v.compiler->result;
     if (cr != CompilerResult::Confirmed)
       file.findings.push_back(findingOf(cd,
                                         cr == CompilerResult::Refuted   ? 1

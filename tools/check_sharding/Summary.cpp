@@ -67,14 +67,16 @@ void Summary::addFinding(const Diagnostic &d) {
 
 void Summary::addVerdict(const EdgeVerdict &v) {
   ++edges;
-  switch (edgeResult(v)) {
+  switch (v.result) {
   case EdgeResult::Unsupported:
   case EdgeResult::Unmodelled:
     ++unsupported;
     break;
   case EdgeResult::Proved:
     ++proved;
-    if (v.lowering.kind == CommKind::None)
+    if (!v.steps.empty())
+      ++collectives; // A multi-step plan's steps are collectives.
+    else if (v.lowering.kind == CommKind::None)
       ++none;
     else if (v.lowering.kind == CommKind::Alias)
       ++alias;
@@ -91,7 +93,7 @@ void Summary::addVerdict(const EdgeVerdict &v) {
   }
   if (!v.compiler)
     return;
-  switch (compilerResult(*v.compiler)) {
+  switch (v.compiler->result) {
   case CompilerResult::Unnecessary:
     ++unnecessary;
     [[fallthrough]];

@@ -4,6 +4,9 @@
 #include "executor/PlanFile.h"
 #include "tools/common/CommandLine.h"
 #include "tools/run_plan/Backends.h"
+#include "tools/run_plan/HtmlReport.h"
+#include "tools/run_plan/Junit.h"
+#include "tools/run_plan/Render.h"
 #include "util/Version.h"
 
 #include <nlohmann/json.hpp>
@@ -13,6 +16,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -22,6 +26,8 @@
 #include <sstream>
 
 namespace shardcheck {
+
+using namespace runplan;
 
 namespace {
 
@@ -52,6 +58,13 @@ options:
   --bind-auto            bind every other symbol to a small size that satisfies
                          the plan's constraints (printed)
   --report FILE          write a JSON report to FILE
+  --report-html DIR      also write a self-contained HTML page of the run and
+                         DIR/index.html: the steps (teams, devices, element
+                         counts, bytes received per device, time), every
+                         tensor against the reference, the outcome
+  --format text|junit    what standard output shows (default: text); junit
+                         is JUnit XML: a testcase for the run and one per
+                         tensor compared (docs/ci-gate.md)
   --indexed-compute      sim and mpi only: run compute steps from index maps
                          over local buffers, as GPU kernels do
   --repeat N             after the checked run, run the plan N (1 to 1000000)
@@ -67,7 +80,7 @@ options:
                          values); the result says unchecked
   --allow-unverified     run steps resting on refuted or unknown verdicts
                          (to reproduce a refuted compiler lowering)
-  --quiet                print only failures and the result line
+  --quiet                print only failures and the result line (text only)
   --help                 this text
   --version              the version
 
@@ -90,8 +103,12 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> kBackendFlag
 /// from overflowing a count of runs or a deadline.
 constexpr uint64_t kMaxCount = 1000000;
 
+enum class Format { Text, Junit };
+
 struct Options {
   BackendOptions backendOptions;
+  Format format = Format::Text;
+  std::string reportHtml; ///< --report-html directory, empty for none.
   bool bindAuto = false;
   std::string backend = "sim";
   RunOptions run;
@@ -194,11 +211,16 @@ std::string readOption(const std::string &a, const NextValue &value, Options &o)
     o.backend = *v;
   } else if (a == "--bind") {
     return readBinding(value, o);
-  } else if (a == "--report") {
+  } else if (a == "--report" || a == "--report-html") {
     auto v = value();
     if (!v || v->empty())
-      return "--report takes a file name";
-    o.reportFile = *v;
+      return a + (a == "--report" ? " takes a file name" : " takes a directory");
+    (a == "--report" ? o.reportFile : o.reportHtml) = *v;
+  } else if (a == "--format") {
+    auto v = value();
+    if (!v || (*v != "text" && *v != "junit"))
+      return "--format takes 'text' or 'junit'";
+    o.format = *v == "junit" ? Format::Junit : Format::Text;
   } else {
     return "unknown option '" + a + "'";
   }
@@ -211,6 +233,13 @@ std::string checkCombination(const Options &o) {
     return "no plan file";
   if (o.run.warmup > 0 && o.run.repeats == 0)
     return "--warmup needs --repeat";
+  if (o.quiet && o.format != Format::Text)
+    return "--quiet applies to --format text only";
+  std::error_code ec;
+  if (!o.reportFile.empty() && !o.reportHtml.empty() &&
+      std::filesystem::weakly_canonical(o.reportFile, ec) ==
+          std::filesystem::weakly_canonical(o.reportHtml, ec))
+    return "--report and --report-html name the same path " + o.reportFile;
   return flagForAnotherBackend(o);
 }
 
@@ -233,191 +262,105 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, Options &o, s
   return std::nullopt;
 }
 
-std::string devicesStr(const std::vector<int64_t> &v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? " " : "") + std::to_string(v[i]);
-  return s;
-}
-
-std::string formatNumber(double v) {
-  std::ostringstream os;
-  os << std::setprecision(3) << v;
-  return os.str();
-}
-
-void printSteps(std::ostream &out, const RunReport &r) {
-  out << std::left << std::setw(5) << "step" << std::setw(11) << "kind" << std::setw(52) << "what"
-      << std::setw(18) << "devices" << std::right << std::setw(12) << "bytes" << std::setw(12)
-      << "time"
-      << "  status\n";
-  for (const StepReport &s : r.steps) {
-    std::string what = s.description + (s.verified ? "" : " [unverified]");
-    std::string time = s.status == "not run" ? "-" : formatNumber(s.seconds * 1e3) + " ms";
-    out << std::left << std::setw(5) << s.index << std::setw(11) << s.kind << std::setw(52) << what
-        << std::setw(18) << devicesStr(s.devices) << std::right << std::setw(12)
-        << (s.kind == "collective" || s.kind == "alias" ? std::to_string(s.bytesMoved) : "-")
-        << std::setw(12) << time << "  " << s.status << "\n";
-  }
-}
-
-void printTiming(std::ostream &out, const RunReport &r) {
-  if (!r.timing)
-    return;
-  const RunTiming &t = *r.timing;
-  out << "timing: " << t.repeats << " timed run(s) of each kind after " << t.warmup
-      << " warmup: pipelined median " << formatNumber(t.medianSeconds * 1e3) << " ms, min "
-      << formatNumber(t.minSeconds * 1e3) << " ms per run; every step synchronized: median "
-      << formatNumber(t.syncedMedianSeconds * 1e3) << " ms per run, per step:";
-  for (size_t i = 0; i < t.stepMedianSeconds.size(); ++i)
-    out << " " << i << "=" << formatNumber(t.stepMedianSeconds[i] * 1e3) << "ms";
-  out << "\n";
-}
-
-std::string mismatchStr(const Mismatch &m, const std::string &name) {
-  std::string index;
-  for (size_t i = 0; i < m.index.size(); ++i)
-    index += (i ? ", " : "") + std::to_string(m.index[i]);
-  return "device " + std::to_string(m.device) + " slot " + std::to_string(m.slot) + " holds " +
-         formatNumber(m.got) + " for " + name + "[" + index + "], expected " +
-         formatNumber(m.expected);
-}
-
-void printTensors(std::ostream &out, const RunReport &r, bool quiet) {
-  for (const TensorCheck &t : r.tensors) {
-    const OutputComparison &c = t.comparison;
-    if (quiet && c.matches())
-      continue;
-    out << c.name << " (" << t.role << ", "
-        << (c.dtype == DataType::Unknown ? "unknown" : dataTypeName(c.dtype))
-        << "): " << (c.matches() ? "match" : "MISMATCH") << ", " << c.compared
-        << " slot(s) compared, " << c.mismatched << " outside rtol "
-        << formatNumber(c.tolerance.rtol) << " atol " << formatNumber(c.tolerance.atol)
-        << ", max abs error " << formatNumber(c.maxAbsError) << ", max rel error "
-        << formatNumber(c.maxRelError) << "\n";
-    if (c.firstMismatch)
-      out << "  first mismatch: " << mismatchStr(*c.firstMismatch, c.name) << "\n";
-  }
-}
-
-nlohmann::json reportJson(const Options &o, const RunReport &r) {
-  nlohmann::json steps = nlohmann::json::array();
-  for (const StepReport &s : r.steps)
-    steps.push_back({{"index", s.index},
-                     {"kind", s.kind},
-                     {"description", s.description},
-                     {"devices", s.devices},
-                     {"bytes_moved", s.bytesMoved},
-                     {"seconds", s.seconds},
-                     {"verified", s.verified},
-                     {"status", s.status}});
-  nlohmann::json tensors = nlohmann::json::array();
-  for (const TensorCheck &t : r.tensors) {
-    const OutputComparison &c = t.comparison;
-    nlohmann::json j = {{"tensor", c.name},
-                        {"role", t.role},
-                        {"dtype", c.dtype == DataType::Unknown ? "unknown" : dataTypeName(c.dtype)},
-                        {"compared", c.compared},
-                        {"mismatched", c.mismatched},
-                        {"max_abs_error", c.maxAbsError},
-                        {"max_rel_error", c.maxRelError},
-                        {"rtol", c.tolerance.rtol},
-                        {"atol", c.tolerance.atol},
-                        {"matches", c.matches()}};
-    if (c.firstMismatch)
-      j["first_mismatch"] = {{"device", c.firstMismatch->device},
-                             {"slot", c.firstMismatch->slot},
-                             {"index", c.firstMismatch->index},
-                             {"got", c.firstMismatch->got},
-                             {"expected", c.firstMismatch->expected}};
-    tensors.push_back(j);
-  }
-  nlohmann::json timing = nullptr;
-  if (r.timing)
-    timing = {{"warmup", r.timing->warmup},
-              {"repeats", r.timing->repeats},
-              {"median_seconds", r.timing->medianSeconds},
-              {"min_seconds", r.timing->minSeconds},
-              {"synced_median_seconds", r.timing->syncedMedianSeconds},
-              {"step_median_seconds", r.timing->stepMedianSeconds}};
-  nlohmann::json failure = nullptr;
-  if (r.failure)
-    failure = {
-        {"step", r.failure->step}, {"kind", r.failure->kind}, {"message", r.failure->message}};
-  return {{"tool", "run-plan"},     {"version", kShardcheckVersion},
-          {"plan", o.plan},         {"backend", r.backend},
-          {"seed", r.seed},         {"bindings", r.symbols},
-          {"verified", r.verified}, {"steps", steps},
-          {"tensors", tensors},     {"failure", failure},
-          {"checked", r.checked},   {"timing", timing},
-          {"outcome", r.outcome()}, {"exit_status", r.matches() ? 0 : 1}};
-}
-
-std::string outcomeLine(const RunReport &r) {
-  if (r.failure) {
-    std::string what = r.failure->kind == "count-error"
-                           ? "a collective's buffers do not have the element counts it "
-                             "requires; a real run fails here"
-                           : "the plan reads data a device does not have";
-    return "result: FAILED at step " + std::to_string(r.failure->step) + " (" + r.failure->kind +
-           ": " + what + ")";
-  }
-  size_t wrong = 0;
-  for (const TensorCheck &t : r.tensors)
-    wrong += !t.comparison.matches();
-  if (wrong)
-    return "result: WRONG VALUES: every step ran, " + std::to_string(wrong) + " of " +
-           std::to_string(r.tensors.size()) + " tensor(s) differ from the reference";
-  if (!r.checked)
-    return "result: unchecked: every step ran; nothing was compared (--no-check)";
-  if (r.steps.empty())
-    return "result: nothing to run: the plan has no steps";
-  if (r.comparedSlots() == 0)
-    return "result: NOTHING COMPARED: every step ran, but no slot of any tensor held a value "
-           "to compare with the reference";
-  return "result: match: " + std::to_string(r.tensors.size()) +
-         " tensor(s) equal the reference on every device";
-}
-
-} // namespace
-
-namespace {
-
-/// Loads the plan, binds, runs. Errors are thrown (see runRunPlan).
-RunReport loadAndRun(Options &o, Backend &backend, std::ostream &out) {
-  Plan plan = readPlanFile(o.plan, o.run.symbols);
+/// Loads the plan into `plan`, binds, runs. Errors are thrown (see
+/// runRunPlan); `plan` is kept for a report of a refused one.
+RunReport loadAndRun(Options &o, Backend &backend, std::optional<Plan> &plan, std::ostream &out) {
+  plan = readPlanFile(o.plan, o.run.symbols);
   if (o.bindAuto) {
-    o.run.symbols = bindRemainingSymbols(plan, o.run.symbols, o.plan);
-    if (!o.quiet && backend.isLeader() && !o.run.symbols.empty()) {
+    o.run.symbols = bindRemainingSymbols(*plan, o.run.symbols, o.plan);
+    if (!o.quiet && o.format == Format::Text && backend.isLeader() && !o.run.symbols.empty()) {
       out << "bindings:";
       for (const auto &[name, value] : o.run.symbols)
         out << " " << name << "=" << value;
       out << "\n";
     }
   }
-  return runPlan(plan, o.run, backend);
+  return runPlan(*plan, o.run, backend);
 }
 
-/// Prints the run (leader only) and writes the report; returns the status.
-int finish(const Options &o, const RunReport &report, std::ostream &out, std::ostream &err) {
-  if (!o.quiet)
-    printSteps(out, report);
-  if (report.failure)
-    err << o.plan << ": error: step " << report.failure->step
-        << " failed: " << report.failure->message << "\n";
-  printTensors(out, report, o.quiet);
-  printTiming(out, report);
-  out << outcomeLine(report) << "\n";
-  if (!o.reportFile.empty()) {
-    std::ofstream rf(o.reportFile, std::ios::binary);
-    rf << reportJson(o, report).dump(2) << "\n";
-    rf.close();
-    if (!rf) {
-      err << o.reportFile << ": error: cannot write the report: " << std::strerror(errno) << "\n";
-      return 2;
+/// The report of a refused plan: its steps, none run.
+RunReport refusedReport(const Options &o, const Plan &plan) {
+  RunReport r;
+  r.backend = o.backend;
+  r.seed = o.run.seed;
+  r.symbols = o.run.symbols;
+  r.verified = plan.verified();
+  r.checked = o.run.check;
+  r.steps = unrunSteps(plan);
+  return r;
+}
+
+/// Runs the plan; what came of it, the errors printed on `err` (leader
+/// only, but for a backend failure, which each process reports).
+PlanRunResult runOnePlan(Options &o, Backend &backend, std::ostream &out, std::ostream &err) {
+  bool leader = backend.isLeader();
+  PlanRunResult result{o.plan, o.backend, 0, std::nullopt, "", ""};
+  std::optional<Plan> plan;
+  std::ostringstream why;
+  try {
+    result.report = loadAndRun(o, backend, plan, out);
+    result.status = result.report->matches() ? 0 : 1;
+    return result;
+  } catch (const InputError &e) {
+    Diagnostic d = e.diagnostic();
+    if (d.loc.file.empty()) // A problem of the run as a whole: name the plan.
+      d.loc.file = o.plan;
+    printDiagnostic(why, d);
+    result = {o.plan, o.backend, 2, std::nullopt, "unreadable", why.str()};
+  } catch (const PlanRefused &e) {
+    why << o.plan << ": error: plan refused: " << e.what() << "\n";
+    result = {o.plan, o.backend, 3, refusedReport(o, *plan), "refused", why.str()};
+  } catch (const BackendError &e) {
+    why << o.plan << ": error: the " << o.backend << " backend failed: " << e.what() << "\n";
+    result = {o.plan, o.backend, 1, std::nullopt, "backend", why.str()};
+    leader = true;
+  }
+  if (leader)
+    err << result.errorMessage;
+  // The message without its last newline, as the reports quote it.
+  while (!result.errorMessage.empty() && result.errorMessage.back() == '\n')
+    result.errorMessage.pop_back();
+  return result;
+}
+
+/// Writes `report` to --report FILE; false (with the error printed) when it
+/// cannot.
+bool writeJsonReport(const Options &o, const RunReport &report, std::ostream &err) {
+  std::ofstream rf(o.reportFile, std::ios::binary);
+  rf << reportJson(o.plan, report).dump(2) << "\n";
+  rf.close();
+  if (!rf)
+    err << o.reportFile << ": error: cannot write the report: " << std::strerror(errno) << "\n";
+  return static_cast<bool>(rf);
+}
+
+/// Prints the run as text (or JUnit) and writes the reports (leader only);
+/// returns the status.
+int finish(const Options &o, const PlanRunResult &result, std::ostream &out, std::ostream &err) {
+  const RunReport *report = result.errorKind.empty() ? &*result.report : nullptr;
+  if (o.format == Format::Junit) {
+    printJunit(out, {result});
+  } else if (report) {
+    if (!o.quiet)
+      printSteps(out, *report);
+    if (report->failure)
+      err << o.plan << ": error: step " << report->failure->step
+          << " failed: " << report->failure->message << "\n";
+    printTensors(out, *report, o.quiet);
+    printTiming(out, *report);
+    out << outcomeLine(*report) << "\n";
+  }
+  int status = result.status;
+  if (report && !o.reportFile.empty() && !writeJsonReport(o, *report, err))
+    status = 2;
+  if (!o.reportHtml.empty()) {
+    if (std::string error = writeHtmlReport(o.reportHtml, {result}, kShardcheckVersion);
+        !error.empty()) {
+      err << kTool.name << ": error: " << error << "\n";
+      status = 2;
     }
   }
-  return report.matches() ? 0 : 1;
+  return status;
 }
 
 } // namespace
@@ -434,26 +377,8 @@ int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ost
   }
   // Every process of a multi-process backend runs the same code on the same
   // plan, so all reach the same outcome; only the leader prints it.
-  bool leader = backend->isLeader();
-  int status = 0;
-  try {
-    RunReport report = loadAndRun(o, *backend, out);
-    status = leader ? finish(o, report, out, err) : (report.matches() ? 0 : 1);
-  } catch (const InputError &e) {
-    Diagnostic d = e.diagnostic();
-    if (d.loc.file.empty()) // A problem of the run as a whole: name the plan.
-      d.loc.file = o.plan;
-    if (leader)
-      printDiagnostic(err, d);
-    status = 2;
-  } catch (const PlanRefused &e) {
-    if (leader)
-      err << o.plan << ": error: plan refused: " << e.what() << "\n";
-    status = 3;
-  } catch (const BackendError &e) {
-    err << o.plan << ": error: the " << o.backend << " backend failed: " << e.what() << "\n";
-    status = 1;
-  }
+  PlanRunResult result = runOnePlan(o, *backend, out, err);
+  int status = backend->isLeader() ? finish(o, result, out, err) : result.status;
   return backend->coordinator().agreeOnStatus(status);
 }
 

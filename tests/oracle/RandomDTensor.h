@@ -1,0 +1,39 @@
+// Seeded random DTensor redistributes for the end-to-end oracle
+// (tests/oracle/Oracle.h): a document in docs/dtensor.md's format (a random
+// mesh of 1 to 3 dims and up to 8 devices, ids sometimes permuted; a tensor
+// of 1 to 3 dims, sizes 1 to 9, even or not; random source and target
+// placements: Replicate, Shard(d), Partial(sum|max|min)), read and mapped to
+// the IR by dtensor/ as check-sharding maps it. The oracle then runs:
+//   [0] the transition (fusion 0 of the mapping), and
+//   [1] DTensor's own sequence as the model of its plan issues it
+//       (dtensor/DTensorPlan.h, on a CPU or a CUDA process group by seed),
+//       put in the document as if recorded and mapped to fusion 1, where
+//       the model knows the plan and the mapping takes it:
+// each checked, planned and run on simulated devices against the reference.
+//
+// It does not check, plan or run anything, and it does not decide which
+// placements are right; documents the reader rejects (placements with no
+// faithful mapping) are counted as rejected, not run.
+#pragma once
+
+#include "ir/Fusion.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardcheck::oracle {
+
+struct DTensorDraw {
+  uint64_t seed = 0;
+  std::string document; ///< The drawn document (JSON text, no recording).
+  std::string rejected; ///< The reader's message when it rejects it; else empty.
+  /// The transition, then DTensor's modelled sequence where mapped.
+  std::vector<Fusion> fusions;
+  std::string sequence; ///< Where [1] comes from, or why there is none.
+};
+
+/// The redistribute drawn from `seed` and its fusions.
+DTensorDraw randomDTensor(uint64_t seed);
+
+} // namespace shardcheck::oracle
