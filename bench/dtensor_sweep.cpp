@@ -11,10 +11,14 @@
 //   dtensor-sweep [--pairs FILE.csv] [MESH...]   (default: 4 2x2 4x2 2x2x2)
 //
 // Prints a Markdown table (one row per mesh and size) and the reasons of the
-// pairs that are rejected or unsupported, with counts; --pairs writes one
-// CSV line per pair (placements, verdict, both plans' bytes per device). It
-// does not run DTensor (the recordings in corpus/dtensor are its own).
+// pairs that are rejected or unsupported, with counts; the pairs proved by a
+// multi-step plan (checker/Planner.h) are counted apart, with the mean bytes
+// each device sends in their plans under the planner's cost model
+// (pairBytesPerDevice, CostModel.h). --pairs writes one CSV line per pair
+// (placements, verdict, both plans' bytes per device). It does not run
+// DTensor (the recordings in corpus/dtensor are its own).
 #include "checker/CheckDocument.h"
+#include "checker/Planner.h"
 #include "dtensor/BusBytes.h"
 #include "dtensor/DTensorInput.h"
 #include "dtensor/DTensorPlan.h"
@@ -42,12 +46,25 @@ const std::vector<std::string> kPlacements = {"Replicate()", "Shard(0)", "Shard(
 
 struct Tally {
   int pairs = 0, rejected = 0, none = 0, collective = 0, planned = 0, matched = 0;
-  int unsupported = 0, twoSteps = 0, refuted = 0, unknown = 0;
+  int unsupported = 0, multiStep = 0, refuted = 0, unknown = 0;
+  double multiStepBytes = 0; ///< Summed over the multi-step pairs (CostModel.h).
   // Bytes per device: DTensor's plan known (modelled), and where shardcheck
   // also planned the pair, both plans' sums and how they compare.
   int dtensorKnown = 0, compared = 0, less = 0, equal = 0, more = 0;
   double dtensorBytes = 0, shardcheckBytes = 0;
 };
+
+/// The bytes each device sends in the checker's plan of a proved pair
+/// under the planner's cost model (CostModel.h): the multi-step plan's, or
+/// the single lowering's.
+std::optional<double> pairBytesPerDevice(const Fusion &fusion, const EdgeVerdict &v) {
+  if (hasProvedPlan(v))
+    return planBytesPerDevice(v.steps);
+  FusionEdge edge;
+  edge.producer = v.producer;
+  edge.consumer = v.consumer;
+  return loweringBytesPerDevice(fusion, edge, v.lowering);
+}
 
 /// One pair's line of --pairs.
 struct PairRow {
@@ -56,9 +73,8 @@ struct PairRow {
 };
 
 /// Bytes per device of shardcheck's plan for the pair: the most any device
-/// moves over the plan's collective steps (BusBytes.h). Today a plan has
-/// one collective or none; a multi-step plan is priced the same way, so
-/// this is the one place to change if plans change shape.
+/// moves over the plan's collective steps (BusBytes.h): one collective or
+/// none, or a multi-step plan's chain of them, summed per device.
 double shardcheckPlanBytes(const Plan &plan) {
   std::map<int64_t, double> perDevice;
   for (const PlanStep &step : plan.steps) {
@@ -157,7 +173,8 @@ bool planRunsToAMatch(const Plan &plan) {
   }
 }
 
-PairRow checkPair(const std::string &text, Tally &t, std::map<std::string, int> &why) {
+PairRow checkPair(DocumentChecker &checker, const std::string &text, Tally &t,
+                  std::map<std::string, int> &why) {
   ++t.pairs;
   PairRow row;
   row.dtensorBytes = dtensorPlanBytes(text);
@@ -169,9 +186,7 @@ PairRow checkPair(const std::string &text, Tally &t, std::map<std::string, int> 
     ++why["rejected: " + reasonKey(e.diagnostic().message)];
     return row;
   }
-  DocumentOptions options;
-  options.plan = PlanOptions{0, PlanRequest::Lowerings::Checker, text};
-  DocumentReport report = checkDocument(doc, options);
+  DocumentReport report = checker.check(doc);
   const FusionReport &f = report.fusions.at(0);
   if (f.verdicts.size() != 1) {
     ++t.unknown;
@@ -182,25 +197,25 @@ PairRow checkPair(const std::string &text, Tally &t, std::map<std::string, int> 
   const EdgeVerdict &v = f.verdicts[0];
   static const char *const kResultNames[] = {"proved", "refuted", "unknown", "unsupported",
                                              "not modelled"};
-  row.verdict = kResultNames[static_cast<int>(v.result)];
+  row.verdict = hasProvedPlan(v) ? "multi-step proved" : kResultNames[static_cast<int>(v.result)];
   switch (v.result) {
   case EdgeResult::Proved:
-    ++(v.lowering.kind == CommKind::None || v.lowering.kind == CommKind::Alias ? t.none
-                                                                               : t.collective);
+    if (hasProvedPlan(v)) {
+      ++t.multiStep;
+      t.multiStepBytes += pairBytesPerDevice(doc.fusions.at(0), v).value_or(0);
+    } else {
+      ++(v.lowering.kind == CommKind::None || v.lowering.kind == CommKind::Alias ? t.none
+                                                                                 : t.collective);
+    }
     break;
   case EdgeResult::Refuted:
     ++t.refuted;
     ++why["refuted: " + reasonKey(v.reason)];
     break;
-  case EdgeResult::Unsupported: {
+  case EdgeResult::Unsupported:
     ++t.unsupported;
-    bool twoSteps = !v.steps.empty() && std::all_of(v.steps.begin(), v.steps.end(), [](auto &s) {
-      return s.status == Status::Proved;
-    });
-    t.twoSteps += twoSteps;
-    ++why["unsupported: " + reasonKey(v.reason) + (twoSteps ? " (two steps proved)" : "")];
+    ++why["unsupported: " + reasonKey(v.reason)];
     break;
-  }
   case EdgeResult::Unknown:
   case EdgeResult::Unmodelled:
     ++t.unknown;
@@ -241,12 +256,13 @@ std::string bytesField(const std::optional<double> &b) {
 
 void printRow(const std::string &spec, const std::string &label, const std::vector<int64_t> &shape,
               const Tally &t, double seconds) {
-  std::printf("| %s | %s [%lld, %lld] | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d "
-              "| %.0f | %.0f | %d / %d / %d | %.1f |\n",
+  std::printf("| %s | %s [%lld, %lld] | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.0f "
+              "| %d | %d | %.0f | %.0f | %d / %d / %d | %.1f |\n",
               spec.c_str(), label.c_str(), static_cast<long long>(shape[0]),
               static_cast<long long>(shape[1]), t.pairs, t.rejected, t.none, t.collective,
-              t.planned, t.matched, t.unsupported, t.twoSteps, t.refuted, t.unknown, t.dtensorKnown,
-              t.compared, t.dtensorBytes, t.shardcheckBytes, t.less, t.equal, t.more, seconds);
+              t.multiStep, t.planned, t.matched, t.unsupported, t.refuted, t.unknown,
+              t.multiStep ? t.multiStepBytes / t.multiStep : 0.0, t.dtensorKnown, t.compared,
+              t.dtensorBytes, t.shardcheckBytes, t.less, t.equal, t.more, seconds);
   std::fflush(stdout);
 }
 
@@ -266,11 +282,11 @@ int main(int argc, char **argv) {
   if (pairs.is_open())
     pairs << "mesh,shape,source,target,verdict,dtensor_bytes_per_device,"
              "shardcheck_bytes_per_device\n";
-  std::printf("| mesh | size | pairs | rejected | none | one collective | planned | sim match | "
-              "unsupported | of which two steps proved | refuted | not modelled | DTensor plan "
-              "known | compared | DTensor bytes/device | shardcheck bytes/device | shardcheck "
-              "< / = / > DTensor | seconds |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| mesh | size | pairs | rejected | none | one collective | multi-step | planned | "
+              "sim match | unsupported | refuted | not modelled | multi-step bytes/device (mean) "
+              "| DTensor plan known | compared | DTensor bytes/device | shardcheck bytes/device | "
+              "shardcheck < / = / > DTensor | seconds |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::map<std::string, int> why;
   for (const std::string &spec : meshes) {
     std::vector<int64_t> mesh = meshOf(spec);
@@ -281,11 +297,16 @@ int main(int argc, char **argv) {
     for (const auto &[label, shape] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
              {"even", {2 * n, n}}, {"uneven", {n + 1, n + 3}}}) {
       Tally t;
+      // One checker per row: structurally equal edges and planner steps of
+      // different pairs are decided once (the plans' input hash is left empty).
+      DocumentOptions options;
+      options.plan = PlanOptions{0, PlanRequest::Lowerings::Checker, ""};
+      DocumentChecker checker(options);
       auto start = std::chrono::steady_clock::now();
       auto lists = placementLists(mesh.size());
       for (const auto &src : lists)
         for (const auto &dst : lists) {
-          PairRow row = checkPair(documentText(mesh, shape, src, dst), t, why);
+          PairRow row = checkPair(checker, documentText(mesh, shape, src, dst), t, why);
           compareBytes(row, t);
           if (pairs.is_open())
             pairs << spec << "," << label << "," << placementsField(src) << ","

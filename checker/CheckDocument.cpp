@@ -1,6 +1,7 @@
 // The checking pipeline as a library call; see CheckDocument.h.
 #include "checker/CheckDocument.h"
 
+#include "checker/PlanChain.h"
 #include "ir/ExprShape.h"
 #include "ir/FusionGraph.h"
 #include "ir/HostLoops.h"
@@ -114,7 +115,12 @@ FusionReport DocumentChecker::checkFusion(const Document &doc, size_t index) {
       request.fusionIndex = index;
       request.devices = options_.check.devices;
       try {
-        r.plan = buildPlan(fusion, *graph, r.verdicts, request);
+        // Edges with a multi-step plan are planned as their chains of steps.
+        if (auto chained = chainPlannedEdges(fusion, *graph, r.verdicts,
+                                             plan->lowerings == PlanRequest::Lowerings::Compiler))
+          r.plan = buildPlan(chained->fusion, chained->graph, chained->verdicts, request);
+        else
+          r.plan = buildPlan(fusion, *graph, r.verdicts, request);
       } catch (const PlanError &e) {
         r.noPlan = e;
       }

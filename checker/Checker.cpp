@@ -1,7 +1,6 @@
 // Edge verdicts for a fusion; see Checker.h.
 #include "checker/Checker.h"
 
-#include "checker/Decomposition.h"
 #include "checker/EdgeChecker.h"
 #include "checker/ExprChecker.h"
 #include "checker/LoopChecker.h"
@@ -65,6 +64,7 @@ void setNoLowering(EdgeVerdict &v, EdgeResult result, std::string reason) {
   v.result = result;
   v.lowering = noLowering(CommKind::None);
   v.reason = std::move(reason);
+  v.steps.clear();
 }
 
 /// Replaces whole-word tensor names in a message.
@@ -224,6 +224,12 @@ std::string canonicalEdgeKey(const Fusion &fusion, const FusionEdge &edge) {
   return edgeKey(kb, fusion, edge);
 }
 
+bool hasProvedPlan(const EdgeVerdict &v) {
+  return v.result == EdgeResult::Proved && !v.steps.empty() &&
+         std::all_of(v.steps.begin(), v.steps.end(),
+                     [](const auto &s) { return s.status == Status::Proved; });
+}
+
 const char *edgeResultStatusName(EdgeResult r) {
   switch (r) {
   case EdgeResult::Proved:
@@ -252,11 +258,15 @@ const char *compilerResultStatusName(CompilerResult r) {
 }
 
 std::string EdgeVerdict::loweringText() const {
-  return hasLowering(result) ? lowering.str() : kNoLoweringName;
+  if (!hasLowering(result))
+    return kNoLoweringName;
+  return steps.empty() ? lowering.str() : kMultiStepName;
 }
 
 const char *EdgeVerdict::communicationName() const {
-  return hasLowering(result) ? commKindName(lowering.kind) : kNoLoweringName;
+  if (!hasLowering(result))
+    return kNoLoweringName;
+  return steps.empty() ? commKindName(lowering.kind) : kMultiStepName;
 }
 
 std::string CompilerVerdict::loweringText() const {
@@ -445,18 +455,23 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
   case Outcome::Kind::Refuted: {
     v.counterexample = local.counterexample;
     Selection s = selectLowering(fusion, edge, SelectionReading::Semantic);
-    if (!s.lowering || s.lowering->kind == CommKind::None) {
+    if (!s.lowering || s.lowering->kind == CommKind::None)
       setNoLowering(v, EdgeResult::Unsupported,
                     s.lowering ? "communication is needed but nvFuser's rules propose none"
                                : s.reason);
-      v.steps =
-          decomposeEdge(fusion, edge, universe, so, &queryCache_, &stats_.solver, &solverBackend_);
-      if (v.steps.empty())
-        for (const auto &l : s.steps)
-          v.steps.push_back(DecompositionStep{l, Status::Unknown, "", "not proved"});
-      break;
+    else
+      proveCandidate(ec, expr, *s.lowering, v);
+    // No single collective serves the edge: the planner's multi-step plan,
+    // every step proved, makes it Proved (reports say "multi-step proved").
+    // Looped statements are not planned: their loop claims (checkHostLoops)
+    // are about the statement, not about a chain of steps.
+    if (!hasLowering(v.result) && !isInHostLoop(expr)) {
+      v.steps = planMultiStep(fusion, edge, universe);
+      if (!v.steps.empty()) {
+        v.result = EdgeResult::Proved;
+        v.counterexample = local.counterexample; // why it communicates, not a refutation
+      }
     }
-    proveCandidate(ec, expr, *s.lowering, v);
     break;
   }
   }
@@ -466,6 +481,10 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
         judgeCompilerChoice(std::move(*cv), expr, ec,
                             /*edgeIsLocal=*/local.kind == Outcome::Kind::Proved, runtimeOf(expr));
   v.assumptions = ec.assumptions();
+  for (const auto &step : v.steps)
+    for (const auto &a : step.assumptions)
+      if (std::find(v.assumptions.begin(), v.assumptions.end(), a) == v.assumptions.end())
+        v.assumptions.push_back(a);
   return v;
 }
 
@@ -525,6 +544,38 @@ std::vector<EdgeVerdict> Checker::checkFusion(const Fusion &fusion, const Fusion
   return verdicts;
 }
 
+std::vector<PlannedStep> Checker::planMultiStep(const Fusion &fusion, const FusionEdge &edge,
+                                                const std::vector<int64_t> &universe) {
+  return planEdge(fusion, edge, [&](const Fusion &f, const FusionEdge &e, const Lowering &l) {
+    return proveStep(f, e, l, universe);
+  });
+}
+
+StepProof Checker::proveStep(const Fusion &fusion, const FusionEdge &edge, const Lowering &lowering,
+                             const std::vector<int64_t> &universe) {
+  std::string key;
+  for (int64_t d : universe)
+    key += std::to_string(d) + ",";
+  key += "\n" + canonicalEdgeKey(fusion, edge) + "\n" + lowering.str();
+  auto it = stepProofs_.find(key);
+  if (it != stepProofs_.end())
+    return it->second;
+  smt::Context ctx(solverOptions(), &queryCache_, &stats_.solver, &solverBackend_);
+  EdgeChecker ec(fusion, edge, ctx, universe);
+  StepProof r;
+  r.lowering = lowering;
+  Outcome o =
+      lowering.kind == CommKind::None ? ec.checkLocal() : proveWithPermuteFallback(ec, r.lowering);
+  r.kind = o.kind;
+  r.reason = o.reason;
+  if (o.kind == Outcome::Kind::Proved)
+    r.assumptions = ec.assumptions();
+  // An unknown (a timeout, the deadline) is not remembered: it may be decided later.
+  if (o.kind != Outcome::Kind::Unknown)
+    stepProofs_[key] = r;
+  return r;
+}
+
 smt::SolverOptions Checker::solverOptions() const {
   smt::SolverOptions so;
   so.timeoutMs = options_.timeoutMs;
@@ -577,6 +628,7 @@ void applyLoopOutcomeToEdge(const Outcome &loop, const std::string &header, Edge
 void markReadViewLocal(const std::vector<std::string> &assumptions, EdgeVerdict &v) {
   v.lowering = Lowering{CommKind::None, {}, false};
   v.result = EdgeResult::Proved;
+  v.steps.clear();
   v.reason.clear();
   v.counterexample.reset();
   v.assumptions = assumptions;
@@ -700,8 +752,10 @@ void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &grap
     for (size_t i : edges) {
       CommKind k = verdicts[i].lowering.kind;
       reduces = reduces || (isReductionComm(k) && verdicts[i].result == EdgeResult::Proved);
-      moves = moves || (hasLowering(verdicts[i].result) && !isReductionComm(k) &&
-                        k != CommKind::None && k != CommKind::Alias);
+      // A multi-step plan (lowering None) moves data too.
+      moves = moves || hasProvedPlan(verdicts[i]) ||
+              (hasLowering(verdicts[i].result) && !isReductionComm(k) && k != CommKind::None &&
+               k != CommKind::Alias);
     }
     if (!reduces || !moves)
       continue;
@@ -721,6 +775,7 @@ void Checker::checkReducedOperands(const Fusion &fusion, const FusionGraph &grap
       // An operand no lowering serves counts as one needing another collective.
       CommKind k = verdicts[i].lowering.kind;
       otherCollective = otherCollective || !hasLowering(verdicts[i].result) ||
+                        hasProvedPlan(verdicts[i]) ||
                         (!isReductionComm(k) && k != CommKind::None && k != CommKind::Alias);
     }
     for (size_t i : edges) {

@@ -14,8 +14,8 @@
 // Unknown is never reported as proved, and no verdict rests on an unknown.
 #pragma once
 
-#include "checker/Decomposition.h"
 #include "checker/Lowering.h"
+#include "checker/Planner.h"
 #include "checker/smt/Smt.h"
 #include "ir/FusionGraph.h"
 #include "ir/HostLoops.h"
@@ -111,9 +111,9 @@ struct EdgeVerdict {
   /// refuted or unsupported edge: the failure.
   std::optional<Counterexample> counterexample;
   std::string reason; ///< For unknown / unsupported.
-  /// For an edge no single collective lowers: a two-step decomposition, each
-  /// step with its own verdict.
-  std::vector<DecompositionStep> steps;
+  /// For an edge no single collective lowers: the planner's multi-step plan
+  /// (checker/Planner.h), every step proved; empty when none was found.
+  std::vector<PlannedStep> steps;
   std::vector<std::string> assumptions; ///< Sizes the proof covers, e.g. `i0 % 2 == 0`.
   std::optional<CompilerVerdict> compiler;
   bool fromCache = false;
@@ -125,6 +125,10 @@ struct EdgeVerdict {
   /// one.
   const char *communicationName() const;
 };
+/// Whether `v` is proved by the planner's multi-step plan (every step
+/// proved; `result` is Proved and `lowering` names no single collective:
+/// reports say "multi-step proved", never the lowering).
+bool hasProvedPlan(const EdgeVerdict &v);
 
 struct CheckStats {
   uint64_t edges = 0;
@@ -168,6 +172,13 @@ private:
   void checkReadViews(const Fusion &fusion, const FusionGraph &graph, const LoopedStatement &ls,
                       const std::vector<int64_t> &universe, std::vector<EdgeVerdict> &verdicts);
   smt::SolverOptions solverOptions() const;
+  /// The planner's steps for an edge no single collective serves.
+  std::vector<PlannedStep> planMultiStep(const Fusion &fusion, const FusionEdge &edge,
+                                         const std::vector<int64_t> &universe);
+  /// The planner's StepProver: one step's lowering by the same EdgeChecker
+  /// queries as any edge's, memoised by the step's canonical key.
+  StepProof proveStep(const Fusion &fusion, const FusionEdge &edge, const Lowering &lowering,
+                      const std::vector<int64_t> &universe);
 
   CheckOptions options_;
   smt::QueryCache queryCache_;
@@ -175,6 +186,7 @@ private:
   std::map<std::string, EdgeVerdict> edgeCache_;
   /// Expression keys (plus lowering) whose partials were proved.
   std::set<std::string> provedExpressions_;
+  std::map<std::string, StepProof> stepProofs_;
   CheckStats stats_;
 };
 

@@ -30,6 +30,9 @@ enum class CommKind {
 /// How reports name the lowering a verdict lacks: an edge no single lowering
 /// serves, or a compiler collective the checker does not lower to.
 inline constexpr const char *kNoLoweringName = "unsupported";
+/// What reports name the lowering of an edge the planner's multi-step plan
+/// serves (checker/Planner.h): no single collective.
+inline constexpr const char *kMultiStepName = "multi-step";
 
 const char *commKindName(CommKind k);
 

@@ -297,9 +297,10 @@ Builder::Chosen Builder::choose(size_t edgeIndex) const {
       c.verdict.detail = v.compiler->reason;
   } else {
     if (!v.steps.empty())
-      throw PlanError(c.verdict.edge + " needs a two-step decomposition (" + v.loweringText() +
-                          "); plans do not express decompositions yet",
-                      loc);
+      throw PlanError(
+          c.verdict.edge +
+              " has a multi-step plan: plan the fusion checker/PlanChain.h rewrites it to",
+          loc);
     if (hasLowering(v.result))
       lowering = v.lowering;
     c.verdict.status = planStatus(v.result);

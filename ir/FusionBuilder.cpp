@@ -5,6 +5,13 @@
 
 namespace shardcheck {
 
+FusionBuilder::FusionBuilder(Fusion fusion) : fusion_(std::move(fusion)) {
+  if (!fusion_.ids.empty())
+    nextId_ = fusion_.ids.rbegin()->first + 1;
+  if (!fusion_.tensors.empty())
+    nextTensor_ = fusion_.tensors.rbegin()->first + 1;
+}
+
 IdNum FusionBuilder::add(IterType type, Extent extent, ParallelType parallel) {
   IterDomain id;
   id.number = nextId_++;

@@ -21,6 +21,10 @@ namespace shardcheck {
 
 class FusionBuilder {
 public:
+  FusionBuilder() = default;
+  /// Continues `fusion`: new IDs and tensors are numbered past its own.
+  explicit FusionBuilder(Fusion fusion);
+
   /// An Iteration ID.
   IdNum iter(Extent extent, ParallelType parallel = ParallelType::Serial);
   /// An Iteration ID of symbolic extent, e.g. iter("i0").

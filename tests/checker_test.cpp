@@ -179,7 +179,7 @@ TEST(Checker, TwoDMeshRowAllgather) {
   EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
 }
 
-TEST(Checker, TwoDidChangesAreUnsupported) {
+TEST(Checker, TwoDidChangesGetAMultiStepPlan) {
   auto mesh = DeviceMesh::create({2, 2}, {0, 1, 2, 3});
   FusionBuilder b;
   TensorNum x = b.tensor({b.iter(2, DIDy), b.iter(2, DIDx)}, mesh);
@@ -187,7 +187,10 @@ TEST(Checker, TwoDidChangesAreUnsupported) {
   b.expr(OpKind::Set, "Set", {x}, y);
   Fusion f = b.take();
   EdgeVerdict v = verdictOf(f, x, y);
-  EXPECT_EQ(v.result, EdgeResult::Unsupported);
+  // No single collective; the planner's two Allgathers, each proved.
+  EXPECT_EQ(v.result, EdgeResult::Proved);
+  EXPECT_EQ(v.loweringText(), kMultiStepName);
+  EXPECT_TRUE(hasProvedPlan(v));
   ASSERT_EQ(v.steps.size(), 2u);
   for (const auto &step : v.steps) {
     EXPECT_EQ(step.lowering.kind, CommKind::Allgather);

@@ -13,6 +13,7 @@
 #include "checker/Checker.h"
 #include "checker/EdgeChecker.h"
 #include "checker/LoopChecker.h"
+#include "checker/PlanChain.h"
 #include "checker/Selection.h"
 #include "checker/bruteforce/BruteForce.h"
 #include "checker/bruteforce/LoopSlices.h"
@@ -271,8 +272,26 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
               break; // A refutation is checked at its own bindings once.
           }
         };
-        if (v.result == EdgeResult::Proved)
+        if (hasProvedPlan(v)) {
+          // A multi-step plan: every step, in the chain the plan runs, on its own.
+          Fusion chain = f;
+          auto steps = appendChain(chain, e, intermediateStates(v.steps));
+          for (size_t k = 0; k < steps.size(); ++k) {
+            const Lowering &l = v.steps[k].lowering;
+            for (const auto &b : smallBindings(chain, steps[k]))
+              compare(
+                  Outcome::proved(), b,
+                  [&](const Bindings &bb) {
+                    return l.kind == CommKind::None
+                               ? bruteforce::bruteNeedsNoCommunication(chain, steps[k], bb)
+                               : bruteforce::bruteCheckLowering(chain, steps[k], bb, l);
+                  },
+                  what + " step " + std::to_string(k) + " " + l.str(), t);
+            ++verdicts;
+          }
+        } else if (v.result == EdgeResult::Proved) {
           check(v.lowering, Status::Proved, std::nullopt, "verdict");
+        }
         if (!v.compiler || v.compiler->result == CompilerResult::Unknown)
           continue;
         // Refutations by nvFuser's printed-form rules (a root outside its

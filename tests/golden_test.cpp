@@ -144,8 +144,11 @@ std::vector<Expectation> readExpectations(const std::string &path) {
 
 /// `Allgather+permute` in an expectation matches communication Allgather with
 /// a local permute, `Allgather+pad` its padded form (uneven splits);
-/// `unsupported` an edge no single lowering serves.
+/// `multi-step` an edge the planner serves with a proved sequence of steps;
+/// `unsupported` an edge nothing serves.
 bool communicationMatches(const EdgeVerdict &v, const std::string &want) {
+  if (hasProvedPlan(v))
+    return want == "multi-step";
   if (!hasLowering(v.result))
     return want == "unsupported";
   std::string comm = commKindName(v.lowering.kind);

@@ -81,7 +81,7 @@ if [ "$mode" = stopped-rank ]; then
 fi
 
 ran=0 failed=0 ran4=0 ran_uneven=0
-for f in "$source"/corpus/*.txt; do
+for f in "$source"/corpus/*.txt "$source"/corpus/planner/*.json; do
   plan="$dir/$(basename "$f").json"
   "$bin/check-sharding" --quiet --emit-plan "$plan" "$f" > /dev/null 2>&1
   [ -f "$plan" ] || continue

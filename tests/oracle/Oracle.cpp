@@ -9,6 +9,7 @@
 #include "ir/HostLoops.h"
 
 #include "checker/PlanBuilder.h"
+#include "checker/PlanChain.h"
 #include "executor/core/RunSupport.h"
 #include "executor/sim/SimBackend.h"
 #include "ir/Printer.h"
@@ -299,8 +300,13 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
   }
   Plan plan;
   try {
-    plan = buildPlan(r.fusion, graph, r.verdicts,
-                     planRequest(r.spec, PlanRequest::Lowerings::Checker));
+    // Multi-step plans run as their chains of proved steps (checker/PlanChain.h).
+    if (auto chained = chainPlannedEdges(r.fusion, graph, r.verdicts))
+      plan = buildPlan(chained->fusion, chained->graph, chained->verdicts,
+                       planRequest(r.spec, PlanRequest::Lowerings::Checker));
+    else
+      plan = buildPlan(r.fusion, graph, r.verdicts,
+                       planRequest(r.spec, PlanRequest::Lowerings::Checker));
   } catch (const std::exception &e) {
     r.checkerOutcome = "violation";
     r.violations.push_back({"proved-no-plan:" + slug(e.what()), e.what()});
@@ -351,8 +357,12 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
   }
   Plan plan;
   try {
-    plan = buildPlan(r.fusion, graph, r.verdicts,
-                     planRequest(r.spec, PlanRequest::Lowerings::Compiler));
+    if (auto chained = chainPlannedEdges(r.fusion, graph, r.verdicts, /*compilerLowerings=*/true))
+      plan = buildPlan(chained->fusion, chained->graph, chained->verdicts,
+                       planRequest(r.spec, PlanRequest::Lowerings::Compiler));
+    else
+      plan = buildPlan(r.fusion, graph, r.verdicts,
+                       planRequest(r.spec, PlanRequest::Lowerings::Compiler));
   } catch (const std::exception &e) {
     r.compilerOutcome = "no-plan";
     r.runLog.push_back(std::string("compiler plan: none: ") + e.what());

@@ -127,6 +127,10 @@ private:
   RandomFusionOptions options_;
   FusionSpec spec_;
   std::map<int, std::optional<ParallelType>> preferred_; ///< Per size: the DID most axes follow.
+  /// Drawing a Set's consumer that reshards on its mesh: its axes ignore
+  /// the preferred DIDs, so that several DIDs move at once (the multi-step
+  /// planner's edges).
+  bool reshard_ = false;
   int mainMesh_ = 0;
 };
 
@@ -248,11 +252,11 @@ void Generator::drawShards(TensorSpec &t) {
       continue;
     }
     std::optional<ParallelType> did = preferred_[a.dim];
-    bool follow = did && !used.count(*did) &&
+    bool follow = !reshard_ && did && !used.count(*did) &&
                   std::find(dids.begin(), dids.end(), *did) != dids.end() && draw_.percent(75);
     if (!follow) {
       did = draw_.pick(dids);
-      if (used.count(*did) || !draw_.percent(12))
+      if (used.count(*did) || !draw_.percent(reshard_ ? 70 : 12))
         continue;
     }
     a.shard = shardFor(a.dim, *did, t.mesh);
@@ -332,7 +336,9 @@ int Generator::opUnary(int cur) {
     out.mesh = secondMesh(out.mesh);
   // Now and then an op nothing models (a scan): never provable as pointwise.
   std::string op = isSet ? "Set" : draw_.percent(6) ? "cumsum" : draw_.pick(kUnaryOps);
+  reshard_ = isSet && out.mesh == meshFor(cur) && draw_.percent(40);
   int o = add(std::move(out));
+  reshard_ = false;
   addExpr(exprOf(isSet ? OpKind::Set : OpKind::Unary, op, {cur}, o));
   return o;
 }

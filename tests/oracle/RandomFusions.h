@@ -17,7 +17,9 @@
 //   DID on the outer output, or the equivalent inner split; on reduction IDs
 //   (a partial sum, as nvFuser marks a sharded contraction) and on broadcast
 //   IDs (vacuous); each size has a preferred DID that most of its axes
-//   follow, so that both consistent and resharding edges are common;
+//   follow, so that both consistent and resharding edges are common; some
+//   Sets on one mesh draw their consumer's DIDs afresh (several DIDs move at
+//   once: the multi-step planner's edges);
 // - 1-D, 2-D and 3-D meshes of up to 8 devices with permuted device ids, a
 //   second mesh for some tensors (a single device, a disjoint or reversed
 //   mesh), occasionally no mesh;

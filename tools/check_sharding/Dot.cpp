@@ -36,6 +36,8 @@ LookIndex lookIndex(const EdgeVerdict &v) {
     return Unmodelled;
   if (compiler == CompilerResult::Unnecessary)
     return Unnecessary;
+  if (!v.steps.empty())
+    return Collective; // A multi-step plan: collectives, whatever `lowering` says.
   return v.lowering.kind == CommKind::None    ? None
          : v.lowering.kind == CommKind::Alias ? Alias
                                               : Collective;
@@ -57,8 +59,8 @@ std::string arrowLabel(const EdgeVerdict &v) {
   std::string label;
   if (!hasLowering(result))
     label = kNoLoweringName;
-  else if (v.lowering.kind != CommKind::None || result != EdgeResult::Proved)
-    label = v.lowering.str() +
+  else if (v.lowering.kind != CommKind::None || !v.steps.empty() || result != EdgeResult::Proved)
+    label = v.loweringText() +
             (result == EdgeResult::Proved ? "" : std::string(" ") + edgeResultStatusName(result));
   if (v.compiler)
     label += (label.empty() ? "" : "\n") + std::string("compiler: ") + v.compiler->loweringText() +
@@ -88,7 +90,7 @@ const VerdictLook &verdictLook(const EdgeVerdict &v) {
 std::string verdictLine(const EdgeVerdict &v) {
   EdgeResult result = v.result;
   std::string line = !hasLowering(result) ? std::string(kNoLoweringName) + ": " + v.reason
-                                          : v.lowering.str() + " " + edgeResultStatusName(result);
+                                          : v.loweringText() + " " + edgeResultStatusName(result);
   if (result == EdgeResult::Unknown && !v.reason.empty())
     line += ": " + v.reason;
   if (v.compiler)

@@ -122,11 +122,11 @@ std::string proofHtml(const EdgeVerdict &v) {
     dl += row("proved for every size with", "<ul>" + list + "</ul>");
   }
   for (const auto &s : v.steps)
-    dl +=
-        row("two-step lowering", loweringHtml(s.lowering.str(), s.lowering.localPermute) + " " +
-                                     esc(statusName(s.status)) +
-                                     (s.intermediate.empty() ? "" : " via " + esc(s.intermediate)) +
-                                     (s.reason.empty() ? "" : ": " + esc(s.reason)));
+    dl += row("multi-step plan step",
+              loweringHtml(s.lowering.str(), s.lowering.localPermute) + " " +
+                  esc(statusName(s.status)) +
+                  (s.intermediate.empty() ? "" : " via " + esc(s.intermediate)) +
+                  (s.reason.empty() ? "" : ": " + esc(s.reason)));
   if (v.counterexample) {
     EdgeResult r = v.result;
     bool refutes = r == EdgeResult::Refuted || r == EdgeResult::Unsupported;

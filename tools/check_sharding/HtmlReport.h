@@ -3,7 +3,7 @@
 // with the run's summary. A file's page shows, per fusion, the graph
 // (Dot.h, laid out by Graphviz's dot when it is installed, else the DOT
 // text), every edge verdict opening its proof (lowering and teams,
-// assumptions, two-step lowerings, counterexample, the compiler's choice),
+// assumptions, multi-step plans, counterexample, the compiler's choice),
 // the lints and findings, and a warning when the input is a truncated paste
 // or unreadable. Every text from the input is HTML-escaped. The page
 // skeleton and its names are tools/common/HtmlPage.h's.

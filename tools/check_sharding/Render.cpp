@@ -62,6 +62,7 @@ nlohmann::json edgeJson(size_t fusion, const EdgeVerdict &v) {
     js["status"] = statusName(s.status);
     js["intermediate"] = s.intermediate;
     js["reason"] = s.reason;
+    js["bytes_per_device"] = s.networkBytes;
     steps.push_back(js);
   }
   j["steps"] = steps;
@@ -197,7 +198,7 @@ void addEdge(size_t fusion, const EdgeVerdict &v, FileOutput &file) {
                   v.counterexample->message,
               v.loc);
   for (const auto &step : v.steps)
-    d.addNote("two-step lowering: " + step.lowering.str() +
+    d.addNote("multi-step plan: " + step.lowering.str() +
                   (step.intermediate.empty() ? "" : " via " + step.intermediate) + " " +
                   statusName(step.status) + (step.reason.empty() ? "" : ": " + step.reason),
               v.loc);

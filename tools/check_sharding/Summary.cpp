@@ -74,7 +74,9 @@ void Summary::addVerdict(const EdgeVerdict &v) {
     break;
   case EdgeResult::Proved:
     ++proved;
-    if (v.lowering.kind == CommKind::None)
+    if (!v.steps.empty())
+      ++collectives; // A multi-step plan's steps are collectives.
+    else if (v.lowering.kind == CommKind::None)
       ++none;
     else if (v.lowering.kind == CommKind::Alias)
       ++alias;

@@ -1,0 +1,54 @@
+// Multi-step plans as fusions: an edge becomes a chain of single steps.
+//
+// chainExprs adds to a fusion the intermediate tensors of a planned edge
+// (ShardState.h's addStateTensor) and returns the expressions of the chain:
+// a `Set` from the producer to the first intermediate, from each to the
+// next, and the edge's own expression (a copy or a reduction) reading the
+// last intermediate and writing the consumer. The planner proves each of
+// these edges; chainPlannedEdges rewrites a whole fusion that way for the
+// plan builder, which then plans every step as a single edge (each with the
+// planner's proved verdict), so a multi-step plan is an ordinary plan of an
+// equivalent fusion: copies compose to a copy, and the reduction is the
+// edge's own.
+//
+// This file does not prove anything or choose steps.
+#pragma once
+
+#include "checker/Checker.h"
+#include "ir/FusionGraph.h"
+
+#include <optional>
+#include <vector>
+
+namespace shardcheck {
+
+/// Adds one tensor per state of `intermediates` to `f` and returns the
+/// chain's expressions (not added): Set producer -> first, ..., and the
+/// edge's expression from the last intermediate to the consumer.
+std::vector<Expr> chainExprs(Fusion &f, const FusionEdge &edge,
+                             const std::vector<ShardState> &intermediates);
+
+/// Adds the chain to `f` after its other expressions (for checking the
+/// steps, not for plans: the edge's own expression stays too) and returns
+/// the chain's edges, in order.
+std::vector<FusionEdge> appendChain(Fusion &f, const FusionEdge &edge,
+                                    const std::vector<ShardState> &intermediates);
+
+/// The states of a plan's intermediate tensors (every step's but the last).
+std::vector<ShardState> intermediateStates(const std::vector<PlannedStep> &steps);
+
+/// The fusion with every edge that has a proved multi-step plan rewritten as
+/// its chain, and a verdict for every edge of its graph (in that graph's
+/// order): the planner's for the steps, the old ones for the rest. With
+/// `compilerLowerings` (`--plan-lowerings compiler`), an edge that carries
+/// the compiler's own choice keeps it and is not chained.
+struct ChainedFusion {
+  Fusion fusion;
+  FusionGraph graph;
+  std::vector<EdgeVerdict> verdicts;
+};
+std::optional<ChainedFusion> chainPlannedEdges(const Fusion &fusion, const FusionGraph &graph,
+                                               const std::vector<EdgeVerdict> &verdicts,
+                                               bool compilerLowerings = false);
+
+} // namespace shardcheck

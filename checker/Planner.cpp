@@ -1,0 +1,414 @@
+// The multi-step planner; see Planner.h.
+#include "checker/Planner.h"
+
+#include "checker/CostModel.h"
+#include "checker/PlanChain.h"
+#include "ir/HostLoops.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <set>
+#include <tuple>
+
+namespace shardcheck {
+
+std::vector<Team> teamsOver(const DeviceMesh &mesh, const std::vector<ParallelType> &dids) {
+  std::map<std::vector<int64_t>, std::vector<std::pair<int64_t, int64_t>>> byRest;
+  for (int64_t d : mesh.devices()) {
+    std::vector<int64_t> rest = mesh.coordinates(d);
+    int64_t rank = 0;
+    for (ParallelType t : dids) {
+      rank = rank * mesh.extentOf(t) + mesh.coordinate(d, t);
+      rest[*mesh.axisOf(t)] = 0;
+    }
+    byRest[rest].emplace_back(rank, d);
+  }
+  std::vector<Team> teams;
+  for (auto &[rest, members] : byRest) {
+    std::sort(members.begin(), members.end());
+    Team t;
+    for (const auto &[rank, d] : members)
+      t.devices.push_back(d);
+    teams.push_back(std::move(t));
+  }
+  return teams;
+}
+
+double planBytesPerDevice(const std::vector<PlannedStep> &steps) {
+  double b = 0;
+  for (const auto &s : steps)
+    b += s.networkBytes;
+  return b;
+}
+
+std::optional<double> loweringBytesPerDevice(const Fusion &fusion, const FusionEdge &edge,
+                                             const Lowering &lowering) {
+  const TensorView &c = fusion.tensor(edge.consumer);
+  if (!c.mesh || lowering.teams.empty())
+    return lowering.kind == CommKind::None || lowering.kind == CommKind::Alias
+               ? std::optional<double>(0)
+               : std::nullopt;
+  auto state = readShardState(fusion, c, *c.mesh);
+  if (!state)
+    return std::nullopt;
+  Sizes sizes = sizesOf(fusion, c);
+  double out =
+      localElements(sizes, *state, *c.mesh, true) * static_cast<double>(sizes.elementBytes);
+  const Team &t = lowering.teams.front();
+  int64_t n = t.pairs.empty() ? static_cast<int64_t>(t.devices.size()) : 2;
+  // A ReduceScatter's buffer is its input: n outputs.
+  double buffer = lowering.kind == CommKind::ReduceScatter ? out * static_cast<double>(n) : out;
+  return busFactor(lowering.kind, n) * buffer;
+}
+
+namespace {
+
+/// The edge as the search sees it.
+struct Problem {
+  const Fusion &fusion;
+  const FusionEdge &edge;
+  DeviceMesh mesh;
+  Sizes sizes;
+  ShardState source, target;
+  std::vector<ParallelType> dids; ///< The mesh's DID types, DIDz first.
+  bool reduces = false;
+
+  double bytes(const ShardState &s, bool afterReduction = false) const {
+    return localElements(sizes, s, mesh, afterReduction) * static_cast<double>(sizes.elementBytes);
+  }
+  /// Every axis divides evenly by its DIDs: equal-size collectives apply.
+  bool even(const ShardState &s) const {
+    for (size_t i = 0; i < s.axes.size(); ++i) {
+      int64_t n = 1;
+      for (ParallelType t : s.axes[i])
+        n *= mesh.extentOf(t);
+      if (sizes.extents[i] % n != 0)
+        return false;
+    }
+    return true;
+  }
+  int64_t teamSize(const std::vector<ParallelType> &ts) const {
+    int64_t n = 1;
+    for (ParallelType t : ts)
+      n *= mesh.extentOf(t);
+    return n;
+  }
+};
+
+struct Move {
+  ShardState to;
+  Lowering lowering;
+  StepCost cost;
+  bool final = false; ///< The reduction into the consumer.
+};
+
+Lowering lowered(CommKind k, std::vector<Team> teams) {
+  Lowering l;
+  l.kind = k;
+  l.teams = std::move(teams);
+  return l;
+}
+
+void addSlices(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
+  for (ParallelType t : pb.dids) {
+    if (s.axisOf(t))
+      continue;
+    for (size_t i = 0; i < s.axes.size(); ++i) {
+      if (pb.sizes.extents[i] <= 1)
+        continue;
+      ShardState to = s;
+      to.axes[i].push_back(t);
+      StepCost c;
+      c.cost = kLocalCopyWeight * pb.bytes(to) + kStepCost;
+      out.push_back({to, lowered(CommKind::None, {}), c});
+    }
+  }
+}
+
+void addAllgathers(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
+  if (!pb.even(s))
+    return;
+  for (size_t i = 0; i < s.axes.size(); ++i)
+    for (size_t k = 1; k <= s.axes[i].size(); ++k) {
+      ShardState to = s;
+      std::vector<ParallelType> team(to.axes[i].end() - static_cast<long>(k), to.axes[i].end());
+      to.axes[i].resize(to.axes[i].size() - k);
+      out.push_back({to, lowered(CommKind::Allgather, teamsOver(pb.mesh, team)),
+                     collectiveCost(CommKind::Allgather, pb.teamSize(team), pb.bytes(to), 0)});
+    }
+}
+
+void addAllToAlls(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
+  for (size_t i = 0; i < s.axes.size(); ++i) {
+    if (s.axes[i].empty())
+      continue;
+    ParallelType t = s.axes[i].back();
+    for (size_t j = 0; j < s.axes.size(); ++j) {
+      if (j == i || pb.sizes.extents[j] <= 1)
+        continue;
+      ShardState to = s;
+      to.axes[i].pop_back();
+      to.axes[j].push_back(t);
+      if (!pb.even(s) || !pb.even(to))
+        continue;
+      out.push_back({to, lowered(CommKind::AllToAll, teamsOver(pb.mesh, {t})),
+                     collectiveCost(CommKind::AllToAll, pb.mesh.extentOf(t), pb.bytes(s), 0)});
+    }
+  }
+}
+
+/// Which block of each axis `device` holds in `s` (mixed radix over the DIDs).
+std::vector<int64_t> blockOf(const Problem &pb, const ShardState &s, int64_t device) {
+  std::vector<int64_t> b;
+  for (const auto &chain : s.axes) {
+    int64_t idx = 0;
+    for (ParallelType t : chain)
+      idx = idx * pb.mesh.extentOf(t) + pb.mesh.coordinate(device, t);
+    b.push_back(idx);
+  }
+  return b;
+}
+
+/// SendRecv pairs (holder in `from`, needer in `to`) of a device permutation,
+/// or empty when `to` is not one. A device keeps its coordinates along the
+/// mesh axes no DID of `from` uses.
+std::vector<std::pair<int64_t, int64_t>> permutationPairs(const Problem &pb, const ShardState &from,
+                                                          const ShardState &to) {
+  std::vector<ParallelType> unused;
+  for (ParallelType t : pb.dids)
+    if (!from.axisOf(t))
+      unused.push_back(t);
+  auto keyOf = [&](const ShardState &s, int64_t d) {
+    std::vector<int64_t> k = blockOf(pb, s, d);
+    for (ParallelType t : unused)
+      k.push_back(pb.mesh.coordinate(d, t));
+    return k;
+  };
+  std::map<std::vector<int64_t>, int64_t> holder;
+  for (int64_t h : pb.mesh.devices())
+    holder.emplace(keyOf(from, h), h);
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (int64_t d : pb.mesh.devices()) {
+    auto it = holder.find(keyOf(to, d));
+    if (it == holder.end())
+      return {};
+    pairs.emplace_back(it->second, d);
+  }
+  return pairs;
+}
+
+void addPermutation(const Problem &pb, const ShardState &s, ShardState to, std::vector<Move> &out) {
+  auto pairs = permutationPairs(pb, s, to);
+  if (pairs.empty())
+    return;
+  Team t;
+  t.pairs = std::move(pairs);
+  out.push_back({std::move(to), lowered(CommKind::SendRecv, {t}),
+                 collectiveCost(CommKind::SendRecv, 2, pb.bytes(s), 0)});
+}
+
+void addPermutations(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
+  if (!pb.even(s))
+    return;
+  for (size_t i = 0; i < s.axes.size(); ++i) {
+    std::vector<ParallelType> order = s.axes[i];
+    std::sort(order.begin(), order.end());
+    do {
+      if (order != s.axes[i]) {
+        ShardState to = s;
+        to.axes[i] = order;
+        addPermutation(pb, s, to, out);
+      }
+    } while (std::next_permutation(order.begin(), order.end()));
+  }
+  for (size_t i = 0; i < s.axes.size(); ++i)
+    for (size_t j = i + 1; j < s.axes.size(); ++j)
+      for (size_t a = 0; a < s.axes[i].size(); ++a)
+        for (size_t b = 0; b < s.axes[j].size(); ++b) {
+          if (pb.mesh.extentOf(s.axes[i][a]) != pb.mesh.extentOf(s.axes[j][b]))
+            continue;
+          ShardState to = s;
+          std::swap(to.axes[i][a], to.axes[j][b]);
+          addPermutation(pb, s, to, out);
+        }
+}
+
+/// The reduction into the consumer from `s`: local, an Allreduce over the
+/// reduced axes' DIDs, or a ReduceScatter when the consumer adds exactly
+/// those DIDs to one axis.
+void addFinalReduce(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
+  ShardState marked = s;
+  marked.reduced = pb.target.reduced;
+  std::vector<ParallelType> r = marked.reducedDids();
+  std::optional<size_t> changed;
+  for (size_t i = 0; i < s.axes.size(); ++i) {
+    if (pb.target.reduced[i] || s.axes[i] == pb.target.axes[i])
+      continue;
+    if (changed)
+      return;
+    changed = i;
+  }
+  double outBytes = pb.bytes(marked, true);
+  if (!changed) {
+    if (r.empty()) {
+      StepCost c;
+      c.cost = kLocalCopyWeight * pb.bytes(s) + kStepCost;
+      out.push_back({pb.target, lowered(CommKind::None, {}), c, true});
+      return;
+    }
+    out.push_back({pb.target, lowered(CommKind::Allreduce, teamsOver(pb.mesh, r)),
+                   collectiveCost(CommKind::Allreduce, pb.teamSize(r), outBytes, 0), true});
+    return;
+  }
+  const auto &from = s.axes[*changed], &to = pb.target.axes[*changed];
+  if (r.empty() || to.size() != from.size() + r.size() ||
+      !std::equal(from.begin(), from.end(), to.begin()) || !pb.even(pb.target))
+    return;
+  std::vector<ParallelType> added(to.begin() + static_cast<long>(from.size()), to.end());
+  if (!std::is_permutation(added.begin(), added.end(), r.begin()))
+    return;
+  out.push_back({pb.target, lowered(CommKind::ReduceScatter, teamsOver(pb.mesh, added)),
+                 collectiveCost(CommKind::ReduceScatter, pb.teamSize(added), outBytes, 0), true});
+}
+
+std::vector<Move> movesFrom(const Problem &pb, const ShardState &s) {
+  std::vector<Move> out;
+  addSlices(pb, s, out);
+  addAllgathers(pb, s, out);
+  addAllToAlls(pb, s, out);
+  addPermutations(pb, s, out);
+  if (pb.reduces)
+    addFinalReduce(pb, s, out);
+  return out;
+}
+
+std::string moveKey(const ShardState &from, const Move &m) {
+  return from.key() + " -> " + (m.final ? "final" : m.to.key()) + " " + m.lowering.str();
+}
+
+/// The cheapest path from the source to the consumer avoiding `banned`, or
+/// empty.
+std::vector<Move> cheapestPath(const Problem &pb, const std::set<std::string> &banned) {
+  struct Node {
+    ShardState state;
+    double cost = 0;
+    size_t depth = 0;
+    std::string parent;
+    Move via;
+  };
+  const std::string goal = pb.reduces ? "final" : pb.target.key();
+  std::map<std::string, Node> best;
+  using Entry = std::tuple<double, size_t, std::string>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+  best[pb.source.key()] = Node{pb.source, 0, 0, "", {}};
+  queue.emplace(0, 0, pb.source.key());
+  while (!queue.empty()) {
+    auto [cost, depth, key] = queue.top();
+    queue.pop();
+    const Node node = best.at(key);
+    if (cost > node.cost || depth != node.depth)
+      continue;
+    if (key == goal) {
+      std::vector<Move> path;
+      for (std::string k = key; !best.at(k).parent.empty(); k = best.at(k).parent)
+        path.insert(path.begin(), best.at(k).via);
+      return path;
+    }
+    if (depth == kMaxSteps)
+      continue;
+    for (Move &m : movesFrom(pb, node.state)) {
+      std::string next = m.final ? "final" : m.to.key();
+      if (banned.count(moveKey(node.state, m)) || (m.final && next != goal))
+        continue;
+      double c = cost + m.cost.cost;
+      auto it = best.find(next);
+      if (it != best.end() && it->second.cost <= c)
+        continue;
+      best[next] = Node{m.to, c, depth + 1, key, m};
+      queue.emplace(c, depth + 1, next);
+    }
+  }
+  return {};
+}
+
+/// Proves the path's steps in a copy of the fusion; the index of the first
+/// that is not proved, or nullopt when all are (then `steps` holds them).
+std::optional<size_t> provePath(const Problem &pb, const std::vector<Move> &path,
+                                const StepProver &prove, std::vector<PlannedStep> &steps) {
+  Fusion f = pb.fusion;
+  std::vector<ShardState> intermediates;
+  for (size_t i = 0; i + 1 < path.size(); ++i)
+    intermediates.push_back(path[i].to);
+  std::vector<FusionEdge> edges = appendChain(f, pb.edge, intermediates);
+  steps.clear();
+  for (size_t i = 0; i < edges.size(); ++i) {
+    const FusionEdge &e = edges[i];
+    if (e.map.unsupported)
+      return i;
+    StepProof proof = prove(f, e, path[i].lowering);
+    if (proof.kind != Outcome::Kind::Proved)
+      return i;
+    PlannedStep step;
+    step.lowering = proof.lowering;
+    step.status = Status::Proved;
+    step.state = path[i].to;
+    step.intermediate = f.tensor(e.consumer).name() + " " + path[i].to.key();
+    step.networkBytes = path[i].cost.networkBytes;
+    step.assumptions = proof.assumptions;
+    steps.push_back(std::move(step));
+  }
+  return std::nullopt;
+}
+
+/// The search problem of `edge`, or nullopt when it is not of the
+/// planner's shape (see Planner.h).
+std::optional<Problem> problemOf(const Fusion &fusion, const FusionEdge &edge) {
+  const TensorView &p = fusion.tensor(edge.producer), &c = fusion.tensor(edge.consumer);
+  const Expr &e = fusion.exprs[edge.expr];
+  bool copy = e.kind == OpKind::Set || e.kind == OpKind::LoadStore;
+  bool reduction = e.kind == OpKind::Reduction && !reductionOperatorOf(e).empty();
+  if (!p.mesh || !c.mesh || *p.mesh != *c.mesh || edge.map.unsupported || (!copy && !reduction) ||
+      e.tensorInputs().size() != 1 || isInHostLoop(e) || c.rootOrLogical() != c.logical ||
+      edge.map.producerIds.size() != p.logical.size())
+    return std::nullopt;
+  for (size_t i = 0; i < p.logical.size(); ++i)
+    if (edge.map.producerIds[i] != p.logical[i])
+      return std::nullopt;
+  auto source = readShardState(fusion, p, *p.mesh);
+  auto target = readShardState(fusion, c, *c.mesh);
+  if (!source || !target || source->axes.size() != target->axes.size())
+    return std::nullopt;
+  bool reduces = std::count(target->reduced.begin(), target->reduced.end(), true) > 0;
+  if (std::count(source->reduced.begin(), source->reduced.end(), true) || reduces != reduction)
+    return std::nullopt;
+  Problem pb{fusion, edge, *p.mesh, sizesOf(fusion, p), *source, *target, {}, reduces};
+  for (int i = 2; i >= 0; --i)
+    if (p.mesh->axisOf(deviceDimFromIndex(i)))
+      pb.dids.push_back(deviceDimFromIndex(i));
+  return pb;
+}
+
+} // namespace
+
+std::vector<PlannedStep> planEdge(const Fusion &fusion, const FusionEdge &edge,
+                                  const StepProver &prove) {
+  auto pb = problemOf(fusion, edge);
+  if (!pb)
+    return {};
+  std::set<std::string> banned;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    std::vector<Move> path = cheapestPath(*pb, banned);
+    if (path.empty())
+      return {};
+    std::vector<PlannedStep> steps;
+    auto failed = provePath(*pb, path, prove, steps);
+    if (!failed)
+      return steps;
+    const ShardState &from = *failed == 0 ? pb->source : path[*failed - 1].to;
+    banned.insert(moveKey(from, path[*failed]));
+  }
+  return {};
+}
+
+} // namespace shardcheck

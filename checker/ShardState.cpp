@@ -1,0 +1,135 @@
+// The planner's sharding states; see ShardState.h.
+#include "checker/ShardState.h"
+
+#include "ir/FusionBuilder.h"
+
+#include <algorithm>
+#include <set>
+
+namespace shardcheck {
+
+std::string ShardState::key() const {
+  std::string k = "[";
+  for (size_t i = 0; i < axes.size(); ++i) {
+    k += i ? " | " : "";
+    k += reduced[i] ? "r:" : "";
+    if (axes[i].empty())
+      k += "-";
+    for (size_t j = 0; j < axes[i].size(); ++j)
+      k += (j ? " " : "") + std::string(parallelTypeShortName(axes[i][j]));
+  }
+  return k + "]";
+}
+
+std::optional<size_t> ShardState::axisOf(ParallelType t) const {
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (std::count(axes[i].begin(), axes[i].end(), t))
+      return i;
+  return std::nullopt;
+}
+
+std::vector<ParallelType> ShardState::reducedDids() const {
+  std::vector<ParallelType> r;
+  for (int i = 2; i >= 0; --i) {
+    ParallelType t = deviceDimFromIndex(i);
+    auto at = axisOf(t);
+    if (at && reduced[*at])
+      r.push_back(t);
+  }
+  return r;
+}
+
+namespace {
+
+bool hasDidBelow(const Fusion &f, IdNum id) {
+  const IterDomain &d = f.id(id);
+  if (d.isDeviceParallel() && !d.isBroadcast())
+    return true;
+  for (size_t u : d.uses)
+    for (IdNum out : f.transforms[u].outputs)
+      if (hasDidBelow(f, out))
+        return true;
+  return false;
+}
+
+/// The DIDs splitting logical ID `id`, outermost first, or nullopt when its
+/// sharding is not a chain of outer splits by mesh axis sizes.
+std::optional<std::vector<ParallelType>> didChain(const Fusion &f, IdNum id,
+                                                  const DeviceMesh &mesh) {
+  std::vector<ParallelType> chain;
+  if (f.id(id).isBroadcast())
+    return chain; // A DID on a broadcast shards nothing.
+  for (IdNum cur = id;;) {
+    const IterDomain &d = f.id(cur);
+    if (d.isDeviceParallel()) {
+      // A DID directly on an axis: its extent must be the mesh axis size.
+      if (!d.uses.empty() || !mesh.axisOf(d.parallel) ||
+          d.extent.asConstant() != mesh.extentOf(d.parallel))
+        return std::nullopt;
+      chain.push_back(d.parallel);
+      return chain;
+    }
+    if (d.uses.empty())
+      return chain;
+    const Transform &t = f.transforms[d.uses.front()];
+    bool didSplit = d.uses.size() == 1 && t.kind == Transform::Kind::Split &&
+                    f.id(t.outputs[0]).isDeviceParallel();
+    if (!didSplit)
+      return hasDidBelow(f, cur) ? std::nullopt : std::optional(chain);
+    const IterDomain &outer = f.id(t.outputs[0]);
+    if (t.innerSplit || !mesh.axisOf(outer.parallel) || !outer.uses.empty() ||
+        t.factor.asConstant() != mesh.extentOf(outer.parallel))
+      return std::nullopt;
+    chain.push_back(outer.parallel);
+    cur = t.outputs[1];
+  }
+}
+
+} // namespace
+
+std::optional<ShardState> readShardState(const Fusion &f, const TensorView &tv,
+                                         const DeviceMesh &mesh) {
+  ShardState s;
+  std::set<ParallelType> seen;
+  for (IdNum id : tv.logical) {
+    bool reduced = f.id(id).isReduction();
+    auto chain = reduced ? std::optional<std::vector<ParallelType>>(std::vector<ParallelType>{})
+                         : didChain(f, id, mesh);
+    if (!chain || (reduced && hasDidBelow(f, id)))
+      return std::nullopt;
+    for (ParallelType t : *chain)
+      if (!seen.insert(t).second)
+        return std::nullopt;
+    s.axes.push_back(*chain);
+    s.reduced.push_back(reduced);
+  }
+  return s;
+}
+
+TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &state,
+                         const DeviceMesh &mesh) {
+  FusionBuilder b(std::move(f));
+  FusionBuilder::TensorSpec spec;
+  spec.mesh = mesh;
+  spec.dtype = like.dtype;
+  bool nested = false;
+  for (size_t i = 0; i < like.logical.size(); ++i) {
+    const IterDomain &orig = b.fusion().id(like.logical[i]);
+    IdNum cur = orig.isBroadcast() ? b.broadcast() : b.iter(orig.extent);
+    spec.logical.push_back(cur);
+    nested = nested || state.axes[i].size() > 1;
+    for (ParallelType t : state.axes[i]) {
+      auto split = b.split(cur, mesh.extentOf(t), /*innerSplit=*/false, t);
+      spec.loop.push_back(split.outer);
+      cur = split.inner;
+    }
+    spec.loop.push_back(cur);
+  }
+  if (nested)
+    spec.allocation = spec.loop;
+  TensorNum t = b.tensor(std::move(spec));
+  f = b.take();
+  return t;
+}
+
+} // namespace shardcheck

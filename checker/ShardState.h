@@ -1,0 +1,59 @@
+// The planner's abstract sharding state of a tensor, and the tensors built
+// from it.
+//
+// A ShardState lists, for every logical axis of an edge's producer (in its
+// logical order), the DID types that shard it as a chain of outer splits by
+// their mesh axis sizes, outermost first (DTensor's shard order), and which
+// of those axes the edge's consumer reduces. That is all a same-mesh
+// resharding changes, so the planner (checker/Planner.h) searches over these
+// states and builds one tensor per state it needs.
+//
+// readShardState reads a tensor's state when its sharding has that shape
+// (a DID on a logical ID, or outer splits by the mesh axis size with the DID
+// on the outer part, nested on the inner part); anything else (inner splits,
+// DIDs below loop splits) is not read, and the planner leaves the edge alone.
+// addStateTensor adds a tensor of a given state to a fusion: fresh IDs cloned
+// from the producer's logical domain, the splits, and an explicit allocation
+// domain (each axis's DID parts then its local part, like DTensor's buffers)
+// when an axis is sharded twice or more.
+//
+// This file does not decide or prove anything.
+#pragma once
+
+#include "ir/Fusion.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardcheck {
+
+struct ShardState {
+  /// Per producer logical axis: the DID types splitting it, outermost first.
+  std::vector<std::vector<ParallelType>> axes;
+  /// Per producer logical axis: whether the edge's consumer reduces it.
+  std::vector<bool> reduced;
+
+  /// `[DIDy DIDx | - | r:DIDz]`: canonical, one per state (memo key).
+  std::string key() const;
+  /// Where `t` shards: the axis, or nullopt.
+  std::optional<size_t> axisOf(ParallelType t) const;
+  /// The DIDs on reduced axes, in mesh-axis order (DIDz, DIDy, DIDx).
+  std::vector<ParallelType> reducedDids() const;
+  bool operator==(const ShardState &o) const { return axes == o.axes && reduced == o.reduced; }
+};
+
+/// The state of `tv` (a producer, or a consumer whose logical axes map
+/// positionally onto `positions` of the producer), or nullopt when its
+/// sharding is not of the shape above. `reducedAxes`: the consumer's
+/// reduction IDs, marked reduced and with no DIDs.
+std::optional<ShardState> readShardState(const Fusion &f, const TensorView &tv,
+                                         const DeviceMesh &mesh);
+
+/// Adds to `f` a tensor on `mesh` whose logical domain clones `like`'s and
+/// whose sharding is `state` (reduced axes stay data axes: the state before
+/// the reduction). Returns its number.
+TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &state,
+                         const DeviceMesh &mesh);
+
+} // namespace shardcheck

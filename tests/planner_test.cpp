@@ -1,0 +1,186 @@
+// The multi-step planner (checker/Planner.h): the cases it must cover, as
+// DTensor documents in corpus/planner/, each proved, planned as a chain of
+// single steps and run on the sim backend to a match; the choices it must
+// make (a flattened Allreduce or Allgather, SendRecv pairs for a change of
+// shard order); and a random cross-check of multi-step plans against the
+// brute force (every step independently) and the sim executor (the
+// composition, against the unsharded reference).
+//
+// The mpi runs of the same corpus are in tests/mpi_plans.sh.
+#include "checker/CheckDocument.h"
+#include "checker/PlanChain.h"
+#include "checker/bruteforce/BruteForce.h"
+#include "dtensor/DTensorInput.h"
+#include "executor/sim/SimBackend.h"
+#include "tests/TestPaths.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+
+namespace shardcheck {
+namespace {
+
+/// The report of a DTensor document's transition (fusion 0), with its plan.
+FusionReport checkTransition(const std::string &text, const std::string &name) {
+  Document doc = dtensor::readInputDocument(text, name).doc;
+  DocumentOptions options;
+  options.plan = PlanOptions{0, PlanRequest::Lowerings::Checker, text};
+  return checkDocument(doc, options).fusions.at(0);
+}
+
+bool runsToAMatch(const Plan &plan) {
+  auto bindings = satisfyingBindings(plan, {});
+  if (!bindings)
+    return false;
+  SimBackend sim;
+  return runPlan(plan, RunOptions{*bindings, 1, false, false}, sim).matches();
+}
+
+std::string readFile(const std::filesystem::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+FusionReport corpusCase(const std::string &name) {
+  auto path =
+      std::filesystem::path(SHARDCHECK_SOURCE_DIR) / "corpus" / "planner" / (name + ".json");
+  return checkTransition(readFile(path), path.string());
+}
+
+TEST(Planner, EveryCorpusCaseIsProvedPlannedAndRuns) {
+  int cases = 0;
+  for (const auto &entry : std::filesystem::directory_iterator(
+           std::filesystem::path(SHARDCHECK_SOURCE_DIR) / "corpus/planner")) {
+    FusionReport r = checkTransition(readFile(entry.path()), entry.path().string());
+    ASSERT_EQ(r.verdicts.size(), 1u) << entry.path();
+    const EdgeVerdict &v = r.verdicts[0];
+    EXPECT_TRUE(hasProvedPlan(v)) << entry.path() << ": " << v.reason;
+    EXPECT_EQ(v.result, EdgeResult::Proved) << entry.path();
+    ASSERT_TRUE(r.plan.has_value()) << entry.path() << (r.noPlan ? r.noPlan->what() : "");
+    EXPECT_TRUE(runsToAMatch(*r.plan)) << entry.path();
+    ++cases;
+  }
+  EXPECT_GE(cases, 9);
+}
+
+TEST(Planner, PartialsOnTwoMeshAxesAreOneAllreduceOverAllDevices) {
+  FusionReport r = corpusCase("two_partials_flattened");
+  const auto &steps = r.verdicts.at(0).steps;
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].lowering.kind, CommKind::Allreduce);
+  ASSERT_EQ(steps[0].lowering.teams.size(), 1u);
+  EXPECT_EQ(steps[0].lowering.teams[0].devices.size(), 8u);
+  // 2 (n-1)/n of the 16 x 8 float buffer: less than an Allreduce per axis.
+  EXPECT_DOUBLE_EQ(planBytesPerDevice(steps), 2.0 * 7 / 8 * 16 * 8 * 4);
+}
+
+TEST(Planner, NestedShardsGatherInOneTeam) {
+  FusionReport r = corpusCase("nested_gather_flattened");
+  const auto &steps = r.verdicts.at(0).steps;
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].lowering.kind, CommKind::Allgather);
+  EXPECT_EQ(steps[0].lowering.teams.at(0).devices, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST(Planner, ShardOrderChangeIsSendRecvPairs) {
+  for (const char *name : {"shard_order_permutation", "swap_equal_dids"}) {
+    FusionReport r = corpusCase(name);
+    const auto &steps = r.verdicts.at(0).steps;
+    ASSERT_EQ(steps.size(), 1u) << name;
+    EXPECT_EQ(steps[0].lowering.kind, CommKind::SendRecv) << name;
+    EXPECT_EQ(steps[0].lowering.teams.at(0).pairs.size(), 4u) << name;
+  }
+}
+
+TEST(Planner, SlicesBeforeItGathers) {
+  FusionReport r = corpusCase("gain_did_and_gather");
+  const auto &steps = r.verdicts.at(0).steps;
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].lowering.kind, CommKind::None);
+  EXPECT_EQ(steps[1].lowering.kind, CommKind::Allgather);
+}
+
+// --- Random multi-step cases: every step against the brute force, the
+// composition against the reference. ---
+
+std::string randomDocument(std::mt19937_64 &rng) {
+  static const std::vector<std::vector<int64_t>> meshes = {{2, 2}, {4, 2}, {2, 2, 2}};
+  static const std::vector<std::string> placements = {"Replicate()", "Shard(0)", "Shard(1)",
+                                                      "Partial(sum)"};
+  const auto &mesh = meshes[rng() % meshes.size()];
+  std::vector<int64_t> devices;
+  for (int64_t d = 0; d < (mesh.size() == 3 ? 8 : mesh[0] * mesh[1]); ++d)
+    devices.push_back(d);
+  std::vector<std::string> src, dst;
+  for (size_t k = 0; k < mesh.size(); ++k) {
+    src.push_back(placements[rng() % 4]);
+    // A target partial only where the source has one (else no IR maps it).
+    std::string t = placements[rng() % 4];
+    dst.push_back(t == "Partial(sum)" && src.back() != t ? "Replicate()" : t);
+  }
+  int64_t n = static_cast<int64_t>(devices.size());
+  nlohmann::json doc = {{"format", "shardcheck-dtensor/1"},
+                        {"mesh", {{"shape", mesh}, {"devices", devices}}},
+                        {"tensor", {{"shape", {2 * n, n}}}},
+                        {"source", {{"placements", src}}},
+                        {"target", {{"placements", dst}}}};
+  return doc.dump();
+}
+
+/// Every step of `v`'s plan against the brute force, in the chained fusion.
+void bruteCheckSteps(const Fusion &fusion, const FusionGraph &graph,
+                     const std::vector<EdgeVerdict> &verdicts, const std::string &what) {
+  auto chained = chainPlannedEdges(fusion, graph, verdicts);
+  ASSERT_TRUE(chained.has_value()) << what;
+  size_t steps = 0;
+  for (size_t k = 0; k < chained->graph.edges().size(); ++k) {
+    const FusionEdge &e = chained->graph.edges()[k];
+    const EdgeVerdict &v = chained->verdicts[k];
+    ASSERT_EQ(v.result, EdgeResult::Proved) << what;
+    auto result = v.lowering.kind == CommKind::None
+                      ? bruteforce::bruteNeedsNoCommunication(chained->fusion, e, {})
+                      : bruteforce::bruteCheckLowering(chained->fusion, e, {}, v.lowering);
+    EXPECT_TRUE(result.holds()) << what << ": step " << k << " " << v.lowering.str() << ": "
+                                << (result.counterexample ? result.counterexample->message : "");
+    ++steps;
+  }
+  // The chain ends in the edge's consumer: the composition's last tensor.
+  EXPECT_EQ(chained->graph.edges().back().consumer, graph.edges().back().consumer) << what;
+  EXPECT_GE(steps, 1u);
+}
+
+TEST(RandomMultiStepCrossCheck, EveryStepAndTheCompositionHold) {
+  std::mt19937_64 rng(0x91a9e7u);
+  int planned = 0, cases = std::getenv("SHARDCHECK_QUICK") ? 40 : 200;
+  for (int i = 0; i < cases; ++i) {
+    std::string text = randomDocument(rng);
+    Document doc;
+    try {
+      doc = dtensor::readInputDocument(text, "random.json").doc;
+    } catch (const InputError &) {
+      continue; // A pair the DTensor mapping rejects.
+    }
+    DocumentOptions options;
+    options.plan = PlanOptions{0, PlanRequest::Lowerings::Checker, text};
+    FusionReport r = checkDocument(doc, options).fusions.at(0);
+    if (r.verdicts.size() != 1 || !hasProvedPlan(r.verdicts[0]))
+      continue;
+    ++planned;
+    DiagnosticEngine diags;
+    auto graph = FusionGraph::build(doc.fusions[0], diags);
+    ASSERT_TRUE(graph.has_value());
+    bruteCheckSteps(doc.fusions[0], *graph, r.verdicts, text);
+    ASSERT_TRUE(r.plan.has_value()) << text;
+    EXPECT_TRUE(runsToAMatch(*r.plan)) << text;
+  }
+  EXPECT_GT(planned, cases / 10);
+  std::cout << "random multi-step cases: " << planned << " of " << cases << " planned\n";
+}
+
+} // namespace
+} // namespace shardcheck
