@@ -12,6 +12,7 @@
 #include "executor/sim/SimBackend.h"
 #include "ir/reader/DumpReader.h"
 #include "plan/PlanVerifier.h"
+#include "tests/CorpusPlans.h"
 #include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
@@ -24,25 +25,9 @@
 namespace shardcheck {
 namespace {
 
-std::string corpusFile(const std::string &name) {
-  return std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/" + name;
-}
-
 Plan loopPlanOf(const std::string &file,
                 PlanRequest::Lowerings lowerings = PlanRequest::Lowerings::Checker) {
-  Document doc = readDocumentFile(corpusFile(file));
-  const Fusion &fusion = doc.fusions.at(0);
-  DiagnosticEngine diags;
-  auto graph = FusionGraph::build(fusion, diags);
-  EXPECT_TRUE(graph.has_value());
-  Checker checker(CheckOptions{});
-  auto verdicts = checker.checkFusion(fusion, *graph);
-  PlanRequest request;
-  request.lowerings = lowerings;
-  request.inputFile = doc.file;
-  std::ifstream in(doc.file, std::ios::binary);
-  request.inputText.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return buildPlan(fusion, *graph, verdicts, request);
+  return testing::corpusPlan(file, lowerings);
 }
 
 RunReport runOnSim(const Plan &plan, Bindings symbols, bool allowUnverified = false,

@@ -13,6 +13,7 @@
 #include "executor/sim/SimBackend.h"
 #include "ir/reader/DumpReader.h"
 #include "plan/PlanVerifier.h"
+#include "tests/CorpusPlans.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
 #include "tools/check_sharding/CheckSharding.h"
@@ -40,23 +41,7 @@ std::string readText(const std::string &path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-/// The plan of fusion `index` of a corpus file.
-Plan planOf(const std::string &file,
-            PlanRequest::Lowerings lowerings = PlanRequest::Lowerings::Checker, size_t index = 0) {
-  Document doc = readDocumentFile(corpusPath(file));
-  const Fusion &fusion = doc.fusions.at(index);
-  DiagnosticEngine diags;
-  auto graph = FusionGraph::build(fusion, diags);
-  EXPECT_TRUE(graph.has_value());
-  Checker checker(CheckOptions{});
-  auto verdicts = checker.checkFusion(fusion, *graph);
-  PlanRequest request;
-  request.lowerings = lowerings;
-  request.inputFile = doc.file;
-  request.inputText = readText(doc.file);
-  request.fusionIndex = index;
-  return buildPlan(fusion, *graph, verdicts, request);
-}
+using testing::corpusPlan;
 
 RunReport runSim(const Plan &plan, bool allowUnverified = false, Bindings symbols = {}) {
   SimBackend sim;
@@ -85,7 +70,7 @@ TEST(PlanSeed, CheckerPlansAliasAndMatch) {
   for (const char *file : {"seed_repro1_after_resharding.txt", "seed_repro2_after_resharding.txt",
                            "seed_repro1_hostir_allgather.txt", "seed_repro2_hostir_scatter.txt"}) {
     SCOPED_TRACE(file);
-    Plan plan = planOf(file);
+    Plan plan = corpusPlan(file);
     ASSERT_TRUE(plan.verified());
     RunReport r = runSim(plan);
     EXPECT_TRUE(r.matches()) << r.outcome();
@@ -99,7 +84,7 @@ TEST(PlanSeed, CheckerPlansAliasAndMatch) {
 }
 
 TEST(PlanSeed, AliasReusesTheProducersBuffer) {
-  Plan plan = planOf("seed_repro1_after_resharding.txt");
+  Plan plan = corpusPlan("seed_repro1_after_resharding.txt");
   ASSERT_EQ(plan.steps.at(0).kind, StepKind::Alias);
   EXPECT_EQ(plan.steps[0].inputs, std::vector<std::string>{"T1"});
   EXPECT_EQ(plan.steps[0].output, "T3");
@@ -108,7 +93,7 @@ TEST(PlanSeed, AliasReusesTheProducersBuffer) {
 }
 
 TEST(PlanSeed, NvFusersAllgatherIsRefusedThenFailsWithACountError) {
-  Plan plan = planOf("seed_repro1_after_resharding.txt", PlanRequest::Lowerings::Compiler);
+  Plan plan = corpusPlan("seed_repro1_after_resharding.txt", PlanRequest::Lowerings::Compiler);
   EXPECT_FALSE(plan.verified());
   EXPECT_THROW(runSim(plan), PlanRefused);
   RunReport r = runSim(plan, /*allowUnverified=*/true);
@@ -126,7 +111,7 @@ TEST(PlanSeed, NvFusersAllgatherIsRefusedThenFailsWithACountError) {
 TEST(PlanSeed, NvFusersScatterFailsWithACountError) {
   for (const char *file : {"seed_repro2_after_resharding.txt", "seed_repro2_hostir_scatter.txt"}) {
     SCOPED_TRACE(file);
-    Plan plan = planOf(file, PlanRequest::Lowerings::Compiler);
+    Plan plan = corpusPlan(file, PlanRequest::Lowerings::Compiler);
     RunReport r = runSim(plan, true);
     ASSERT_TRUE(r.failure.has_value());
     EXPECT_EQ(r.failure->kind, "count-error");
@@ -137,7 +122,7 @@ TEST(PlanSeed, NvFusersScatterFailsWithACountError) {
 // ------------------------------------------------------------ plan content
 
 TEST(PlanBuild, RecordsVersionHashAndVerdicts) {
-  Plan plan = planOf("rule_allgather_1d_logical.txt");
+  Plan plan = corpusPlan("rule_allgather_1d_logical.txt");
   EXPECT_EQ(plan.checkerVersion, "0.1.0");
   EXPECT_EQ(plan.inputSha256.size(), 64u);
   EXPECT_EQ(plan.lowerings, "checker");
@@ -158,7 +143,7 @@ TEST(PlanBuild, RecordsVersionHashAndVerdicts) {
 }
 
 TEST(PlanBuild, ReductionIsPartialCollectiveAndEpilogue) {
-  Plan plan = planOf("op_linear_megatron_mlp.txt");
+  Plan plan = corpusPlan("op_linear_megatron_mlp.txt");
   std::vector<std::string> kinds;
   for (const PlanStep &s : plan.steps)
     kinds.push_back(s.kind == StepKind::Compute      ? computeModeName(s.mode)
@@ -172,14 +157,14 @@ TEST(PlanBuild, ReductionIsPartialCollectiveAndEpilogue) {
 }
 
 TEST(PlanBuild, UnsupportedEdgeIsAPlanError) {
-  EXPECT_THROW(planOf("lint_mesh_duplicate_device.txt"), PlanError);
-  EXPECT_THROW(planOf("mesh2d_issue6001_two_did_changes.txt"), PlanError);
+  EXPECT_THROW(corpusPlan("lint_mesh_duplicate_device.txt"), PlanError);
+  EXPECT_THROW(corpusPlan("mesh2d_issue6001_two_did_changes.txt"), PlanError);
 }
 
 TEST(PlanBuild, PaddedAllgatherOfAnUnevenSplitRuns) {
   // 7 rows on 2 devices: padded buffers of 4 x 3 slots (device 1 holds 3
   // rows), gathered into 2 x 4 x 3, then unpadded into T2's 7 x 3.
-  Plan plan = planOf("uneven_sharding_extent7.txt");
+  Plan plan = corpusPlan("uneven_sharding_extent7.txt");
   std::vector<std::string> kinds;
   for (const PlanStep &s : plan.steps)
     kinds.push_back(s.kind == StepKind::Collective ? collectiveTypeName(*s.collective)
@@ -220,7 +205,7 @@ TEST(PlanJson, RoundTripIsExact) {
         "op_linear_sequence_parallel_reducescatter.txt", "rule_allgather_1d_loopsplit_symbolic.txt",
         "mesh2d_stage_handoffs.txt"}) {
     SCOPED_TRACE(file);
-    std::string text = planToJsonText(planOf(file));
+    std::string text = planToJsonText(corpusPlan(file));
     Plan back = planFromJsonText(text, "x.json");
     EXPECT_EQ(planToJsonText(back), text);
   }
@@ -231,9 +216,9 @@ TEST(PlanVerify, BuiltPlansAreConsistentAndABrokenOneIsNamedByPointer) {
        {"rule_alltoall_binary_op_needs_permute.txt", "op_linear_megatron_mlp.txt",
         "op_linear_sequence_parallel_reducescatter.txt", "mesh2d_stage_handoffs.txt"}) {
     SCOPED_TRACE(file);
-    EXPECT_NO_THROW(verifyPlan(planOf(file)));
+    EXPECT_NO_THROW(verifyPlan(corpusPlan(file)));
   }
-  Plan broken = planOf("rule_allgather_1d_logical.txt");
+  Plan broken = corpusPlan("rule_allgather_1d_logical.txt");
   broken.steps.back().inputs = {"nowhere"};
   try {
     verifyPlan(broken);
@@ -249,7 +234,7 @@ TEST(PlanVerify, BuiltPlansAreConsistentAndABrokenOneIsNamedByPointer) {
 
 /// A valid plan's JSON, to break in the tests below.
 nlohmann::json validPlanJson() {
-  return nlohmann::json::parse(planToJsonText(planOf("rule_allgather_1d_logical.txt")));
+  return nlohmann::json::parse(planToJsonText(corpusPlan("rule_allgather_1d_logical.txt")));
 }
 
 std::string loadError(const std::string &text) {
@@ -264,7 +249,7 @@ std::string loadError(const std::string &text) {
 }
 
 TEST(PlanJson, MalformedJsonIsLocated) {
-  std::string text = planToJsonText(planOf("rule_allgather_1d_logical.txt"));
+  std::string text = planToJsonText(corpusPlan("rule_allgather_1d_logical.txt"));
   std::string error = loadError(text.substr(0, text.size() / 2));
   EXPECT_NE(error.find("bad.json:"), std::string::npos) << error;
   EXPECT_NE(error.find("malformed plan JSON"), std::string::npos) << error;
@@ -376,7 +361,7 @@ TEST(PlanJson, IntegersOutsideInt64AreLocatedErrors) {
 }
 
 TEST(PlanJson, DuplicateKeysAreLocatedErrors) {
-  std::string text = planToJsonText(planOf("rule_allgather_1d_logical.txt"));
+  std::string text = planToJsonText(corpusPlan("rule_allgather_1d_logical.txt"));
   std::string key = R"("lowerings": "checker",)";
   size_t at = text.find(key);
   ASSERT_NE(at, std::string::npos);
@@ -422,7 +407,7 @@ TEST(PlanJson, EachDeviceOfACollectiveStepHasExactlyOneCount) {
 }
 
 TEST(PlanJson, NestingUtf8AndHugeTokensAreLocatedErrors) {
-  std::string text = planToJsonText(planOf("rule_allgather_1d_logical.txt"));
+  std::string text = planToJsonText(corpusPlan("rule_allgather_1d_logical.txt"));
   std::string deep = text;
   deep.insert(1, R"("x": )" + std::string(300, '[') + std::string(300, ']') + ",");
   Diagnostic d = loadDiagnostic(deep);
@@ -488,7 +473,7 @@ TEST(PlanRun, LocalShapeThatContradictsTheLayoutIsAnInputError) {
 }
 
 TEST(PlanRun, SymbolsMustBeBoundAndSatisfyTheConstraints) {
-  Plan plan = planOf("rule_allgather_1d_loopsplit_symbolic.txt");
+  Plan plan = corpusPlan("rule_allgather_1d_loopsplit_symbolic.txt");
   ASSERT_FALSE(plan.constraints.empty());
   EXPECT_THROW(runSim(plan), InputError); // Unbound.
   std::vector<std::string> symbols = planSymbols(plan);
@@ -514,10 +499,10 @@ CliResult runCli(const std::vector<std::string> &args) {
 
 TEST(RunPlanCli, ExitStatusesAndReport) {
   std::string good =
-      writeTemp("good.json", planToJsonText(planOf("rule_allgather_1d_logical.txt")));
-  std::string refuted = writeTemp(
-      "refuted.json",
-      planToJsonText(planOf("seed_repro1_after_resharding.txt", PlanRequest::Lowerings::Compiler)));
+      writeTemp("good.json", planToJsonText(corpusPlan("rule_allgather_1d_logical.txt")));
+  std::string refuted =
+      writeTemp("refuted.json", planToJsonText(corpusPlan("seed_repro1_after_resharding.txt",
+                                                          PlanRequest::Lowerings::Compiler)));
   std::string report = (tempDir() / "report.json").string();
 
   CliResult ok = runCli({"--seed", "7", "--report", report, good});
@@ -559,7 +544,7 @@ TEST(RunPlanCli, ExitStatusesAndReport) {
 
 TEST(RunPlanCli, RepeatTimesEveryStepAfterTheCheckedRun) {
   std::string good =
-      writeTemp("good.json", planToJsonText(planOf("rule_allgather_1d_logical.txt")));
+      writeTemp("good.json", planToJsonText(corpusPlan("rule_allgather_1d_logical.txt")));
   std::string report = (tempDir() / "timed.json").string();
   CliResult timed = runCli({"--warmup", "1", "--repeat", "3", "--report", report, good});
   EXPECT_EQ(timed.status, 0) << timed.out << timed.err;
@@ -578,7 +563,7 @@ TEST(RunPlanCli, RepeatTimesEveryStepAfterTheCheckedRun) {
 
 TEST(RunPlanCli, NoCheckRunsEveryStepAndComparesNothing) {
   std::string good =
-      writeTemp("good.json", planToJsonText(planOf("rule_allgather_1d_logical.txt")));
+      writeTemp("good.json", planToJsonText(corpusPlan("rule_allgather_1d_logical.txt")));
   std::string report = (tempDir() / "unchecked.json").string();
   CliResult unchecked = runCli({"--no-check", "--report", report, good});
   EXPECT_EQ(unchecked.status, 0) << unchecked.out << unchecked.err;
@@ -589,16 +574,17 @@ TEST(RunPlanCli, NoCheckRunsEveryStepAndComparesNothing) {
   EXPECT_TRUE(r["tensors"].empty());
   EXPECT_EQ(r["timing"], nullptr);
   // A failing step still fails without the reference.
-  std::string refuted = writeTemp(
-      "refuted2.json",
-      planToJsonText(planOf("seed_repro1_after_resharding.txt", PlanRequest::Lowerings::Compiler)));
+  std::string refuted =
+      writeTemp("refuted2.json", planToJsonText(corpusPlan("seed_repro1_after_resharding.txt",
+                                                           PlanRequest::Lowerings::Compiler)));
   EXPECT_EQ(runCli({"--no-check", "--allow-unverified", refuted}).status, 1);
 }
 
 TEST(RunPlanCli, WrongValuesAreExitStatusOne) {
   // Break the plan: the Allgather's team order reversed delivers the chunks
   // in the wrong order. The counts still fit, so every step runs.
-  nlohmann::json j = nlohmann::json::parse(planToJsonText(planOf("rule_allgather_1d_logical.txt")));
+  nlohmann::json j =
+      nlohmann::json::parse(planToJsonText(corpusPlan("rule_allgather_1d_logical.txt")));
   for (auto &s : j["steps"])
     if (s["kind"] == "collective")
       s["teams"][0]["devices"] = nlohmann::json::array({1, 0});
@@ -697,7 +683,7 @@ TEST(PlanMutants, EveryMutantRunsOrIsRejectedWithALocatedError) {
        {"rule_allgather_1d_logical.txt", "rule_alltoall_binary_op_needs_permute.txt",
         "op_linear_megatron_mlp.txt", "rule_reducescatter_1d.txt", "mesh2d_stage_handoffs.txt",
         "seed_repro1_after_resharding.txt", "alloc_gathered_axis_inner_hostir.txt"})
-    bases.push_back(nlohmann::json::parse(planToJsonText(planOf(file))));
+    bases.push_back(nlohmann::json::parse(planToJsonText(corpusPlan(file))));
   std::mt19937_64 rng(20261130);
   int rejected = 0, ran = 0;
   for (int i = 0; i < mutants; ++i) {
