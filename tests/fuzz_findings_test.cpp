@@ -61,6 +61,14 @@ TEST(FuzzFindings, JsonIrThatDoesNotPrintBackIsRefused) {
   expectRejected("json-ir-free-op-spelling.json", 2, "(at /fusions/0/exprs/0) [json-inconsistent]");
 }
 
+TEST(FuzzFindings, AWriteViewWithoutItsAxisIsAReadError) {
+  // Where a looped statement writes is part of its meaning (ir/HostLoops.h):
+  // a slice view without `axis =` is refused where it stands, not recorded
+  // empty and printed back as `axis = ,`.
+  expectRejected("dump-reader-write-view-without-axis.txt", 2,
+                 "select names the slice T4 a later statement writes, but has no `axis =` [parse]");
+}
+
 TEST(FuzzFindings, ACommunicationWithoutInputIsAReadError) {
   expectRejected("pipeline-communication-without-input.txt", 2,
                  "Communication 7 has no 'input=' field [parse]");

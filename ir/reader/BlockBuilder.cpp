@@ -60,10 +60,18 @@ void recordOutputView(const Expr &view, Expr &writer) {
   const auto &inputs = view.tensorInputs();
   if (inputs.size() != 1)
     return;
+  bool byStream = view.op == "ShardByStream";
+  const char *index = byStream ? "stream_index" : "index";
+  // Where the statement writes is part of what it means: a view missing a
+  // field cannot be recorded faithfully (nor printed back), so it is refused.
+  for (const char *field : {byStream ? index : "axis", index})
+    if (view.attr(field).empty())
+      structureError(view.op + " names the slice T" + std::to_string(view.outputs.at(0)) +
+                         " a later statement writes, but has no `" + field + " =`",
+                     view.loc);
   writer.attrs.emplace_back(kOutputViewAttr, "T" + std::to_string(inputs[0]));
   writer.attrs.emplace_back(kOutputViewAxisAttr, view.attr("axis"));
-  bool byStream = view.op == "ShardByStream";
-  writer.attrs.emplace_back(kOutputViewIndexAttr, view.attr(byStream ? "stream_index" : "index"));
+  writer.attrs.emplace_back(kOutputViewIndexAttr, view.attr(index));
   if (view.op != "HirAliasSelect")
     writer.attrs.emplace_back(kOutputViewOpAttr, view.op);
 }
