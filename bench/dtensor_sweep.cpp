@@ -6,24 +6,24 @@
 // where it is proved, and the plan run on the sim backend against the
 // unsharded reference. Beside it, DTensor's own plan for the pair (the model
 // of its greedy planner on CUDA, dtensor/DTensorPlan.h) and the bytes per
-// device of both plans under one cost model (dtensor/BusBytes.h).
+// device of both plans (the most one rank moves) as check-sharding reports
+// them, under the one cost model (dtensor/PlanBytes.h, checker/CostModel.h).
 //
 //   dtensor-sweep [--pairs FILE.csv] [MESH...]   (default: 4 2x2 4x2 2x2x2)
 //
-// Prints a Markdown table (one row per mesh and size) and the reasons of the
-// pairs that are rejected or unsupported, with counts; the pairs proved by a
+// Prints a Markdown table (one row per mesh and size), then one row per class
+// of pairs not proved (the verdict and the reason: the mapping's rejection,
+// or for an unsupported pair why no single collective and why no multi-step
+// plan serves it), with counts and an example pair; the pairs proved by a
 // multi-step plan (checker/Planner.h) are counted apart, with the mean bytes
-// each device sends in their plans under the planner's cost model
-// (pairBytesPerDevice, CostModel.h). --pairs writes one CSV line per pair
-// (placements, verdict, both plans' bytes per device). It does not run
+// each device sends in their plans. --pairs writes one CSV line per pair
+// (placements, verdict, both plans' bytes per device, why not proved). It does not run
 // DTensor (the recordings in corpus/dtensor are its own).
 #include "checker/CheckDocument.h"
 #include "checker/Planner.h"
-#include "dtensor/BusBytes.h"
 #include "dtensor/DTensorInput.h"
-#include "dtensor/DTensorPlan.h"
 #include "dtensor/DTensorReader.h"
-#include "dtensor/DTensorToIr.h"
+#include "dtensor/PlanBytes.h"
 #include "executor/sim/SimBackend.h"
 
 #include <nlohmann/json.hpp>
@@ -54,60 +54,12 @@ struct Tally {
   double dtensorBytes = 0, shardcheckBytes = 0;
 };
 
-/// The bytes each device sends in the checker's plan of a proved pair
-/// under the planner's cost model (CostModel.h): the multi-step plan's, or
-/// the single lowering's.
-std::optional<double> pairBytesPerDevice(const Fusion &fusion, const EdgeVerdict &v) {
-  if (hasProvedPlan(v))
-    return planBytesPerDevice(v.steps);
-  FusionEdge edge;
-  edge.producer = v.producer;
-  edge.consumer = v.consumer;
-  return loweringBytesPerDevice(fusion, edge, v.lowering);
-}
-
 /// One pair's line of --pairs.
 struct PairRow {
   std::string verdict = "rejected";
+  std::string why; ///< Why it is not proved; empty when it is.
   std::optional<double> dtensorBytes, shardcheckBytes;
 };
-
-/// Bytes per device of shardcheck's plan for the pair: the most any device
-/// moves over the plan's collective steps (BusBytes.h): one collective or
-/// none, or a multi-step plan's chain of them, summed per device.
-double shardcheckPlanBytes(const Plan &plan) {
-  std::map<int64_t, double> perDevice;
-  for (const PlanStep &step : plan.steps) {
-    if (step.kind != StepKind::Collective || !step.collective)
-      continue;
-    const PlanBuffer *buffer = plan.buffer(step.inputs.empty() ? step.output : step.inputs[0]);
-    int elementSize = dataTypeSize(buffer ? buffer->dtype : DataType::Float);
-    for (const PlanCount &count : step.counts) {
-      auto team = std::find_if(step.teams.begin(), step.teams.end(), [&](const PlanTeam &t) {
-        return std::count(t.devices.begin(), t.devices.end(), count.device) > 0;
-      });
-      int64_t in = count.in ? count.in->asConstant().value_or(0) : 0;
-      int64_t out = count.out ? count.out->asConstant().value_or(0) : 0;
-      perDevice[count.device] += dtensor::busBytes(
-          *step.collective, in, out,
-          team == step.teams.end() ? 0 : static_cast<int64_t>(team->devices.size()), elementSize);
-    }
-  }
-  double most = 0;
-  for (const auto &[_, b] : perDevice)
-    most = std::max(most, b);
-  return most;
-}
-
-/// DTensor's plan's bytes per device for the pair (its greedy plan on CUDA,
-/// modelled), or nullopt where the model does not know it.
-std::optional<double> dtensorPlanBytes(const std::string &text) {
-  dtensor::DTensorCase c = dtensor::readDTensorCase(text, "sweep.json");
-  dtensor::ModelledPlan model = dtensor::modelDTensorPlan(c, dtensor::DTensorBackend::Cuda);
-  if (!model.plan)
-    return std::nullopt;
-  return dtensor::mostBytesPerRank(*model.plan, dataTypeSize(dtensor::dataTypeOf(c.dtype)));
-}
 
 /// Adds the pair's two plans' bytes to the tally.
 void compareBytes(const PairRow &row, Tally &t) {
@@ -157,8 +109,7 @@ std::string reasonKey(std::string why) {
   why = std::regex_replace(why, std::regex(R"(T\d+)"), "T");
   why = std::regex_replace(why, std::regex(R"(\b[a-zA-Z]+\d+\{[^}]*\})"), "ID");
   why = std::regex_replace(why, std::regex(R"(\(\d[\d ]*\))"), "(..)");
-  why = std::regex_replace(why, std::regex(R"(\d+)"), "N");
-  return why.substr(0, 110);
+  return std::regex_replace(why, std::regex(R"(\d+)"), "N");
 }
 
 bool planRunsToAMatch(const Plan &plan) {
@@ -173,60 +124,119 @@ bool planRunsToAMatch(const Plan &plan) {
   }
 }
 
-PairRow checkPair(DocumentChecker &checker, const std::string &text, Tally &t,
-                  std::map<std::string, int> &why) {
+/// One pair of the sweep: where it is, for the reasons' examples.
+struct Pair {
+  std::string mesh, size; ///< `2x2`, `uneven`.
+  std::vector<std::string> source, target;
+};
+
+/// A class of pairs not proved: how many, and the first one seen.
+struct WhyClass {
+  int count = 0;
+  std::string example;
+};
+using Reasons = std::map<std::pair<std::string, std::string>, WhyClass>; ///< (verdict, why).
+
+std::string pairText(const Pair &p) {
+  auto list = [](const std::vector<std::string> &ps) {
+    std::string t;
+    for (const auto &x : ps)
+      t += (t.empty() ? "" : ", ") + x;
+    return "[" + t + "]";
+  };
+  return p.mesh + " " + p.size + " " + list(p.source) + " -> " + list(p.target);
+}
+
+/// Why the multi-step planner (checker/Planner.h) found no plan for a pair
+/// no single collective serves. It says no more than the planner's moves
+/// imply: at the uneven size no sharded axis divides, and the planner takes
+/// its collective steps (Allgather, AllToAll, device permutations, a last
+/// ReduceScatter) only between states whose axes divide, so from an uneven
+/// state only local slices and a last Allreduce remain.
+std::string plannerWhy(const Pair &p) {
+  return p.size == "uneven"
+             ? "no multi-step plan: the planner takes collective steps (Allgather, AllToAll, "
+               "permutations, a last ReduceScatter) only between evenly divided states, and at "
+               "this size every sharded state is uneven; local slices and a last Allreduce do "
+               "not serve the pair"
+             : "no multi-step plan within the planner's bounds (at most " +
+                   std::to_string(kMaxSteps) + " steps, " + std::to_string(kMaxRounds) +
+                   " rounds of refuted steps)";
+}
+
+/// Counts a pair not proved under its class; `row` keeps the reason.
+void addReason(Reasons &reasons, const std::string &why, const Pair &p, PairRow &row) {
+  row.why = why;
+  WhyClass &c = reasons[{row.verdict, why}];
+  if (c.count++ == 0)
+    c.example = pairText(p);
+}
+
+/// Counts the verdict of a checked pair; returns why it is not proved
+/// (empty when it is).
+std::string tallyVerdict(const EdgeVerdict &v, const Pair &p, Tally &t) {
+  switch (v.result) {
+  case EdgeResult::Proved:
+    if (hasProvedPlan(v))
+      ++t.multiStep;
+    else
+      ++(v.lowering.kind == CommKind::None || v.lowering.kind == CommKind::Alias ? t.none
+                                                                                 : t.collective);
+    return "";
+  case EdgeResult::Refuted:
+    ++t.refuted;
+    return reasonKey(v.reason);
+  case EdgeResult::Unsupported:
+    ++t.unsupported;
+    return "no single collective: " + reasonKey(v.reason) + "; " + plannerWhy(p);
+  case EdgeResult::Unknown:
+  case EdgeResult::Unmodelled:
+    ++t.unknown;
+    return reasonKey(v.reason);
+  }
+  return "";
+}
+
+PairRow checkPair(DocumentChecker &checker, const Pair &p, const std::string &text, Tally &t,
+                  Reasons &reasons) {
   ++t.pairs;
   PairRow row;
-  row.dtensorBytes = dtensorPlanBytes(text);
+  dtensor::DTensorCase c = dtensor::readDTensorCase(text, "sweep.json");
+  if (dtensor::PlanBytes d = dtensor::dtensorPlanBytes(c); d.known())
+    row.dtensorBytes = d.most();
   Document doc;
   try {
     doc = dtensor::readInputDocument(text, "sweep.json").doc;
   } catch (const InputError &e) {
     ++t.rejected;
-    ++why["rejected: " + reasonKey(e.diagnostic().message)];
+    addReason(reasons, reasonKey(e.diagnostic().message), p, row);
     return row;
   }
   DocumentReport report = checker.check(doc);
   const FusionReport &f = report.fusions.at(0);
   if (f.verdicts.size() != 1) {
     ++t.unknown;
-    ++why["no edge checked"];
     row.verdict = "not checked";
+    addReason(reasons, "no edge checked", p, row);
     return row;
   }
   const EdgeVerdict &v = f.verdicts[0];
   static const char *const kResultNames[] = {"proved", "refuted", "unknown", "unsupported",
                                              "not modelled"};
   row.verdict = hasProvedPlan(v) ? "multi-step proved" : kResultNames[static_cast<int>(v.result)];
-  switch (v.result) {
-  case EdgeResult::Proved:
-    if (hasProvedPlan(v)) {
-      ++t.multiStep;
-      t.multiStepBytes += pairBytesPerDevice(doc.fusions.at(0), v).value_or(0);
-    } else {
-      ++(v.lowering.kind == CommKind::None || v.lowering.kind == CommKind::Alias ? t.none
-                                                                                 : t.collective);
-    }
-    break;
-  case EdgeResult::Refuted:
-    ++t.refuted;
-    ++why["refuted: " + reasonKey(v.reason)];
-    break;
-  case EdgeResult::Unsupported:
-    ++t.unsupported;
-    ++why["unsupported: " + reasonKey(v.reason)];
-    break;
-  case EdgeResult::Unknown:
-  case EdgeResult::Unmodelled:
-    ++t.unknown;
-    ++why["unknown: " + reasonKey(v.reason)];
-    break;
+  if (std::string why = tallyVerdict(v, p, t); !why.empty())
+    addReason(reasons, why, p, row);
+  if (v.result == EdgeResult::Proved) {
+    // The planner's price, as check-sharding reports it beside DTensor's.
+    dtensor::PlanBytes s = dtensor::shardcheckPlanBytes(doc.fusions.at(0), v, c.mesh.devices());
+    if (s.known())
+      row.shardcheckBytes = s.most();
+    if (hasProvedPlan(v))
+      t.multiStepBytes += s.most();
   }
   if (f.plan) {
     ++t.planned;
     t.matched += planRunsToAMatch(*f.plan);
-    if (v.result == EdgeResult::Proved)
-      row.shardcheckBytes = shardcheckPlanBytes(*f.plan);
   }
   return row;
 }
@@ -242,12 +252,17 @@ std::vector<int64_t> meshOf(const std::string &spec) {
   return mesh;
 }
 
+/// Text as one CSV field: quoted, its quotes doubled.
+std::string csvField(const std::string &text) {
+  return "\"" + std::regex_replace(text, std::regex("\""), "\"\"") + "\"";
+}
+
 /// A list of placements as one CSV field.
 std::string placementsField(const std::vector<std::string> &ps) {
   std::string f;
   for (const auto &p : ps)
     f += (f.empty() ? "" : " ") + p;
-  return "\"" + f + "\"";
+  return csvField(f);
 }
 
 std::string bytesField(const std::optional<double> &b) {
@@ -266,6 +281,20 @@ void printRow(const std::string &spec, const std::string &label, const std::vect
   std::fflush(stdout);
 }
 
+/// The pairs not proved, one row per class (verdict and reason), most
+/// first, with the first pair of each.
+void printReasons(const Reasons &reasons) {
+  std::printf("\n| pairs | verdict | why (all meshes and sizes) | e.g. |\n|---|---|---|---|\n");
+  std::vector<std::pair<int, Reasons::const_iterator>> sorted;
+  for (auto it = reasons.begin(); it != reasons.end(); ++it)
+    sorted.emplace_back(it->second.count, it);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto &a, const auto &b) { return a.first > b.first; });
+  for (const auto &[count, it] : sorted)
+    std::printf("| %d | %s | %s | %s |\n", count, it->first.first.c_str(), it->first.second.c_str(),
+                it->second.example.c_str());
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -281,13 +310,13 @@ int main(int argc, char **argv) {
     meshes = {"4", "2x2", "4x2", "2x2x2"};
   if (pairs.is_open())
     pairs << "mesh,shape,source,target,verdict,dtensor_bytes_per_device,"
-             "shardcheck_bytes_per_device\n";
+             "shardcheck_bytes_per_device,why\n";
   std::printf("| mesh | size | pairs | rejected | none | one collective | multi-step | planned | "
               "sim match | unsupported | refuted | not modelled | multi-step bytes/device (mean) "
               "| DTensor plan known | compared | DTensor bytes/device | shardcheck bytes/device | "
               "shardcheck < / = / > DTensor | seconds |\n"
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  std::map<std::string, int> why;
+  Reasons reasons;
   for (const std::string &spec : meshes) {
     std::vector<int64_t> mesh = meshOf(spec);
     int64_t n = 1;
@@ -306,24 +335,20 @@ int main(int argc, char **argv) {
       auto lists = placementLists(mesh.size());
       for (const auto &src : lists)
         for (const auto &dst : lists) {
-          PairRow row = checkPair(checker, documentText(mesh, shape, src, dst), t, why);
+          Pair pair{spec, label, src, dst};
+          PairRow row = checkPair(checker, pair, documentText(mesh, shape, src, dst), t, reasons);
           compareBytes(row, t);
           if (pairs.is_open())
             pairs << spec << "," << label << "," << placementsField(src) << ","
                   << placementsField(dst) << "," << row.verdict << ","
-                  << bytesField(row.dtensorBytes) << "," << bytesField(row.shardcheckBytes) << "\n";
+                  << bytesField(row.dtensorBytes) << "," << bytesField(row.shardcheckBytes) << ","
+                  << csvField(row.why) << "\n";
         }
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       printRow(spec, label, shape, t, seconds);
     }
   }
-  std::printf("\n| count | why (all meshes and sizes) |\n|---|---|\n");
-  std::vector<std::pair<int, std::string>> sorted;
-  for (const auto &[k, count] : why)
-    sorted.emplace_back(count, k);
-  std::sort(sorted.rbegin(), sorted.rend());
-  for (const auto &[count, k] : sorted)
-    std::printf("| %d | %s |\n", count, k.c_str());
+  printReasons(reasons);
   return 0;
 }

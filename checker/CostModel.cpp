@@ -1,26 +1,40 @@
 // The planner's cost model; see CostModel.h.
 #include "checker/CostModel.h"
 
+#include <algorithm>
+
 namespace shardcheck {
 
-double busFactor(CommKind k, int64_t n) {
-  double m = static_cast<double>(n);
-  switch (k) {
-  case CommKind::Allgather:
-  case CommKind::ReduceScatter:
-  case CommKind::AllToAll:
-    return (m - 1) / m;
-  case CommKind::Allreduce:
-    return 2 * (m - 1) / m;
-  case CommKind::SendRecv:
-  case CommKind::Broadcast:
-  case CommKind::Reduce:
-  case CommKind::Gather:
-  case CommKind::Scatter:
-    return 1;
-  default:
+double busFactor(CollectiveType c, int64_t n) {
+  if (n <= 1) // A team of one moves nothing.
     return 0;
+  double m = static_cast<double>(n);
+  switch (c) {
+  case CollectiveType::Allgather:
+  case CollectiveType::ReduceScatter:
+  case CollectiveType::AllToAll:
+  case CollectiveType::AllToAllv:
+    return (m - 1) / m;
+  case CollectiveType::Allreduce:
+    return 2 * (m - 1) / m;
+  case CollectiveType::SendRecv:
+  case CollectiveType::CollectivePermute:
+  case CollectiveType::Broadcast:
+  case CollectiveType::Reduce:
+  case CollectiveType::Gather:
+  case CollectiveType::Scatter:
+    return 1;
   }
+  return 0;
+}
+
+double busFactor(CommKind k, int64_t n) {
+  auto c = collectiveOfCommKind(k);
+  return c ? busFactor(*c, n) : 0;
+}
+
+double collectiveBytes(CollectiveType c, int64_t n, double inBytes, double outBytes) {
+  return busFactor(c, n) * std::max(inBytes, outBytes);
 }
 
 Sizes sizesOf(const Fusion &f, const TensorView &tv) {

@@ -26,9 +26,9 @@ void addNotes(const std::string &text, const SourceLoc &loc, std::vector<Diagnos
 
 InputDocument readInputDocument(std::string_view text, const std::string &file) {
   if (!isDTensorText(text))
-    return InputDocument{readDocument(text, file), {}};
+    return InputDocument{readDocument(text, file), {}, std::nullopt};
   DTensorCase c = readDTensorCase(text, file);
-  InputDocument r{dtensorToDocument(c), {}};
+  InputDocument r{dtensorToDocument(c), {}, c};
   for (const Fusion &f : r.doc.fusions)
     checkFusionLimits(f);
   if (c.recorderError)

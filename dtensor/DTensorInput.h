@@ -6,15 +6,18 @@
 // ir/reader's readDocument unchanged. The notes returned with the Document
 // (DTensor's plan's collectives and bytes per rank, from the recording or
 // from the model of its plan, DTensorPlan.h; a recorder error) are
-// for the report.
+// for the report, and the DTensor case itself, so that once the document is
+// checked both plans' bytes per rank can be set side by side (PlanBytes.h).
 //
 // This file does not check anything and changes nothing for dumps and JSON
 // IR.
 #pragma once
 
+#include "dtensor/DTensorCase.h"
 #include "ir/Fusion.h"
 #include "util/Diagnostics.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +28,7 @@ struct InputDocument {
   Document doc;
   /// Notes about a DTensor document (severity Note); empty for other inputs.
   std::vector<Diagnostic> notes;
+  std::optional<DTensorCase> dtensor; ///< The DTensor document read; none for other inputs.
 };
 
 /// Reads text in any format check-sharding takes; `file` names it.

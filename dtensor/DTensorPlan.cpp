@@ -7,7 +7,7 @@
 // plan's unknownWhy. It does not check anything.
 #include "dtensor/DTensorPlan.h"
 
-#include "dtensor/BusBytes.h"
+#include "checker/CostModel.h"
 #include "dtensor/DTensorToIr.h"
 #include "ir/Types.h"
 
@@ -475,8 +475,9 @@ std::map<int64_t, double> bytesPerRank(const Issued &seq, int elementSize) {
     auto type = coll.kind == "broadcast" ? std::optional(CollectiveType::Broadcast)
                                          : collectiveOf(coll.kind);
     for (const RankCall &r : coll.ranks)
-      total[r.rank] += type ? busBytes(*type, count(r.inputShape), count(r.outputShape),
-                                       static_cast<int64_t>(r.group.size()), elementSize)
+      total[r.rank] += type ? collectiveBytes(*type, static_cast<int64_t>(r.group.size()),
+                                              count(r.inputShape) * elementSize,
+                                              count(r.outputShape) * elementSize)
                             : 0;
   }
   return total;
@@ -511,25 +512,35 @@ void describeSequence(std::ostream &os, const Issued &seq, int elementSize,
 
 } // namespace
 
+ModelledPlan reportedSequence(const DTensorCase &c, std::string &source) {
+  if (c.issued && !c.issued->steps.empty()) {
+    source = "from the recording";
+    return {c.issued, ""};
+  }
+  ModelledPlan model = modelDTensorPlan(c, DTensorBackend::Cuda);
+  source = model.plan ? "from the model of DTensor's greedy plan (PyTorch 2.11, CUDA: all_to_all)"
+                      : "not recorded; the model of its plan does not know it";
+  return model;
+}
+
 std::string dtensorBytesReport(const DTensorCase &c) {
   int elementSize = dataTypeSize(dataTypeOf(c.dtype));
   std::ostringstream os;
-  bool recorded = c.issued && !c.issued->steps.empty();
-  ModelledPlan model = modelDTensorPlan(c, recorded ? DTensorBackend::Cpu : DTensorBackend::Cuda);
-  if (recorded) {
-    describeSequence(os, *c.issued, elementSize, "from the recording");
+  std::string source;
+  ModelledPlan reported = reportedSequence(c, source);
+  if (!reported.plan) {
+    os << "DTensor's sequence: unknown (" << source << ": " << reported.unknownWhy << ")\n";
+    return os.str();
+  }
+  describeSequence(os, *reported.plan, elementSize, source);
+  if (c.issued && !c.issued->steps.empty()) {
+    ModelledPlan model = modelDTensorPlan(c, DTensorBackend::Cpu);
     std::string diff = model.plan ? firstDifference(*c.issued, *model.plan) : "";
     os << "model of DTensor's greedy plan (CPU process group): "
        << (!model.plan    ? "unknown: " + model.unknownWhy
            : diff.empty() ? std::string("agrees with the recording")
                           : "differs from the recording: " + diff)
        << "\n";
-  } else if (model.plan) {
-    describeSequence(os, *model.plan, elementSize,
-                     "from the model of DTensor's greedy plan (PyTorch 2.11, CUDA: all_to_all)");
-  } else {
-    os << "DTensor's sequence: unknown (not recorded; the model of its plan does not know it: "
-       << model.unknownWhy << ")\n";
   }
   return os.str();
 }

@@ -3,7 +3,7 @@
 // a DTensor document, the steps DTensor takes and the collectives each
 // issues, with every rank's group and buffer shapes, in the same form as a
 // recording (Issued, DTensorCase.h), so that the two compare field by field
-// and are priced by one cost model (BusBytes.h). docs/dtensor.md, "DTensor's
+// and are priced by one cost model (checker/CostModel.h). docs/dtensor.md, "DTensor's
 // plan, modelled", states the rules.
 //
 // What is modelled: the greedy planner DTensor uses for default shard orders
@@ -51,11 +51,18 @@ ModelledPlan modelDTensorPlan(const DTensorCase &c, DTensorBackend backend);
 /// rank's group and shapes), as a sentence; empty when they agree.
 std::string firstDifference(const Issued &recorded, const Issued &modelled);
 
-/// Bytes each rank moves in `seq` (BusBytes.h), by rank.
+/// Bytes each rank moves in `seq` (checker/CostModel.h, collectiveBytes),
+/// by rank.
 std::map<int64_t, double> bytesPerRank(const Issued &seq, int elementSize);
 
 /// The most any rank moves in `seq`.
 double mostBytesPerRank(const Issued &seq, int elementSize);
+
+/// The sequence reports price as DTensor's: the recording when the document
+/// has one, else the model of its greedy plan on CUDA (all_to_all), or
+/// nullopt with the model's reason; `source` says which ("from the
+/// recording", ...).
+ModelledPlan reportedSequence(const DTensorCase &c, std::string &source);
 
 /// DTensor's plan's bytes per rank for the report, one line each: from the
 /// recording when the document has one (with whether the model, on the CPU

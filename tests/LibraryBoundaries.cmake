@@ -14,8 +14,8 @@
 #   tools sit on top); the public API (api/, shardcheck/*.h) sits on the
 #   CLI library and only it, tests and examples include it;
 # - dtensor/ (DTensor documents mapped to the IR) includes of shardcheck only
-#   ir/, util/ and itself, and nothing else includes dtensor/ but tools/,
-#   tests/, fuzz/ and bench/;
+#   ir/, util/, checker/ (its cost model and verdicts) and itself, and nothing
+#   else includes dtensor/ but tools/, tests/, fuzz/ and bench/;
 # - the executor's backends stay apart: executor/core/ (the run loop) and
 #   executor/'s own files include no backend (sim/, mpi/, gpu/) nor the host
 #   buffers (host/); host/ includes no backend; sim/, mpi/ and gpu/ include
@@ -101,7 +101,8 @@ foreach(rel IN LISTS sources)
     forbid_include(${file} ${rel} "[<\"]shardcheck/" "" "the public API (api/) sits on top")
   endif()
   if(rel MATCHES "^dtensor/")
-    forbid_include(${file} ${rel} "\"[a-z]+/" "\"(ir|util|dtensor)/" "dtensor depends on ir only")
+    forbid_include(${file} ${rel} "\"[a-z]+/" "\"(ir|util|checker|dtensor)/"
+                   "dtensor depends on ir and the checker only")
   elseif(NOT rel MATCHES "^(tools|tests|fuzz|bench|api)/")
     forbid_include(${file} ${rel} "\"dtensor/" "" "only the tools and tests use dtensor/")
   endif()

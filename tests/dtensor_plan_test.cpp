@@ -9,7 +9,7 @@
 //
 // This file does not run DTensor (tests/dtensor_record_test.py runs the
 // recorder where PyTorch is installed).
-#include "dtensor/BusBytes.h"
+#include "checker/CostModel.h"
 #include "dtensor/DTensorPlan.h"
 #include "dtensor/DTensorReader.h"
 #include "ir/reader/DumpReader.h"
@@ -130,12 +130,16 @@ TEST(DTensorPlan, ReportSaysWhereTheBytesComeFrom) {
   EXPECT_NE(report.find("agrees with the recording"), std::string::npos) << report;
 }
 
-TEST(BusBytes, NcclTestsFactors) {
-  // 8 ranks, 10 elements of 4 bytes in.
-  EXPECT_DOUBLE_EQ(busBytes(CollectiveType::Allgather, 10, 80, 8, 4), 280.0);
-  EXPECT_DOUBLE_EQ(busBytes(CollectiveType::ReduceScatter, 80, 10, 8, 4), 280.0);
-  EXPECT_DOUBLE_EQ(busBytes(CollectiveType::AllToAll, 80, 80, 8, 4), 280.0);
-  EXPECT_DOUBLE_EQ(busBytes(CollectiveType::Allreduce, 80, 80, 8, 4), 560.0);
-  EXPECT_DOUBLE_EQ(busBytes(CollectiveType::Broadcast, 80, 80, 8, 4), 320.0);
-  EXPECT_DOUBLE_EQ(busBytes(CollectiveType::Allgather, 10, 10, 1, 4), 0.0);
+TEST(CostModel, NcclTestsFactorsOnTheLargerBuffer) {
+  // 8 ranks, 10 elements of 4 bytes in (checker/CostModel.h, the one cost
+  // model DTensor's sequences and shardcheck's plans are priced by).
+  EXPECT_DOUBLE_EQ(collectiveBytes(CollectiveType::Allgather, 8, 40, 320), 280.0);
+  EXPECT_DOUBLE_EQ(collectiveBytes(CollectiveType::ReduceScatter, 8, 320, 40), 280.0);
+  EXPECT_DOUBLE_EQ(collectiveBytes(CollectiveType::AllToAll, 8, 320, 320), 280.0);
+  EXPECT_DOUBLE_EQ(collectiveBytes(CollectiveType::Allreduce, 8, 320, 320), 560.0);
+  EXPECT_DOUBLE_EQ(collectiveBytes(CollectiveType::Broadcast, 8, 320, 320), 320.0);
+  EXPECT_DOUBLE_EQ(collectiveBytes(CollectiveType::Allgather, 1, 40, 40), 0.0);
+  // The planner's lowerings are priced by the same factors.
+  EXPECT_DOUBLE_EQ(collectiveCost(CommKind::Allgather, 8, 320, 0).networkBytes, 280.0);
+  EXPECT_DOUBLE_EQ(busFactor(CommKind::Allreduce, 8), busFactor(CollectiveType::Allreduce, 8));
 }

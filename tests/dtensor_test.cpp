@@ -7,7 +7,8 @@
 // DTensor's own sequences of corpus/dtensor are also executed: planned with
 // DTensor's collectives (compiler lowerings) and run on the sim backend,
 // every confirmed sequence matches the unsharded reference and a refuted
-// one, run anyway, does not.
+// one, run anyway, does not. check-sharding sets both plans' bytes per rank
+// side by side (text and JSON).
 //
 // This file does not run the recorder (tests/dtensor_record_test.py does,
 // where PyTorch is installed).
@@ -21,6 +22,7 @@
 #include "tests/ToolRuns.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <string>
@@ -299,4 +301,46 @@ TEST(DTensorInput, CheckShardingReadsADTensorDocumentAndNamesTheStep) {
       << run.out;
   EXPECT_NE(run.out.find("DTensor's sequence: 2 collectives, 72 bytes per rank"), std::string::npos)
       << run.out;
+}
+
+TEST(DTensorInput, CheckShardingSetsBothPlansBytesPerRankSideBySide) {
+  // [Shard(0), Shard(0)] -> [Replicate(), Shard(0)] of [8, 4] on 2x2:
+  // DTensor all-gathers on both mesh dims (96 bytes per rank); shardcheck's
+  // plan swaps devices 1 and 2 (a SendRecv of 32 bytes that 0 and 3 sit out)
+  // then all-gathers over mesh dim 0 (32 bytes each).
+  std::string file = std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/dtensor/rec_2d_s0s0_to_rs0.json";
+  auto text = shardcheck::testing::checkShardingTool({file});
+  EXPECT_EQ(text.status, 0);
+  for (const char *line :
+       {"note: bytes per rank: DTensor's sequence (from the recording) beside shardcheck's plan "
+        "(multi-step plan of 2 steps, proved)",
+        "note: rank 0: DTensor 96, shardcheck 32", "note: rank 1: DTensor 96, shardcheck 64",
+        "note: all ranks: DTensor 384, shardcheck 192; the most one rank moves: DTensor 96, "
+        "shardcheck 64"})
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
+  auto json = shardcheck::testing::checkShardingTool({"--format", "json", file});
+  auto bytes = nlohmann::json::parse(json.out)["files"][0]["dtensor_bytes"];
+  EXPECT_EQ(bytes["dtensor"]["total"], 384.0);
+  EXPECT_EQ(bytes["shardcheck"]["most"], 64.0);
+  EXPECT_TRUE(bytes["shardcheck"]["unknown"].is_null());
+  ASSERT_EQ(bytes["ranks"].size(), 4u);
+  EXPECT_EQ(bytes["ranks"][2],
+            (nlohmann::json{{"rank", 2}, {"dtensor", 96.0}, {"shardcheck", 64.0}}));
+}
+
+TEST(DTensorInput, APlanWithoutFiguresSaysWhy) {
+  // Uneven nested shards gathered: the transition is unsupported, so
+  // shardcheck has no plan to price; DTensor's recording still has figures.
+  std::string file =
+      std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/dtensor/rec_2d_s0s0_uneven_to_rr.json";
+  auto json = shardcheck::testing::checkShardingTool({"--format", "json", file});
+  auto bytes = nlohmann::json::parse(json.out)["files"][0]["dtensor_bytes"];
+  EXPECT_EQ(bytes["shardcheck"]["source"], "no plan");
+  EXPECT_NE(bytes["shardcheck"]["unknown"].get<std::string>().find("T0 -> T1 is unsupported"),
+            std::string::npos)
+      << bytes;
+  EXPECT_TRUE(bytes["ranks"][0]["shardcheck"].is_null());
+  EXPECT_EQ(bytes["ranks"][0]["dtensor"], 80.0);
+  auto text = shardcheck::testing::checkShardingTool({file});
+  EXPECT_NE(text.out.find("note: rank 3: DTensor 80, shardcheck -"), std::string::npos) << text.out;
 }

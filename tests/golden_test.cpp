@@ -8,12 +8,16 @@
 // DTensor documents (corpus/dtensor/*.json, docs/dtensor.md) are read the
 // way check-sharding reads them and state their expectations in an `expect`
 // array of the same lines without `//`; one the reader rejects states its
-// located error (`EXPECT-ERROR: CODE LINE:COL`) and exit status 2.
+// located error (`EXPECT-ERROR: CODE LINE:COL`) and exit status 2, every
+// other one the bytes per rank of DTensor's plan and of shardcheck's, side by
+// side as check-sharding reports them (`EXPECT-BYTES: DTensor 72 72 72 72
+// shardcheck 72 72 72 72`, dtensor/PlanBytes.h).
 //
 // This file does not run the command line (tests/driver_test.cpp does).
 #include "checker/CheckDocument.h"
 #include "dtensor/DTensorInput.h"
 #include "dtensor/DTensorReader.h"
+#include "dtensor/PlanBytes.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
 #include "tests/ToolRuns.h"
@@ -57,12 +61,13 @@ std::vector<std::string> dtensorFiles() {
 
 struct Expectation {
   std::string kind; // EXPECT, EXPECT-COMPILER, EXPECT-LINT, EXPECT-EXIT, EXPECT-ALL-EDGES,
-                    // EXPECT-PARTIAL, EXPECT-ERROR
+                    // EXPECT-PARTIAL, EXPECT-ERROR, EXPECT-BYTES
   std::optional<int> fusion;
   std::string producer, consumer, communication, status;
   std::string lintCode, lintTensor;
   std::string errorCode; // EXPECT-ERROR: the input error's code and location
   int errorLine = 0, errorColumn = 0;
+  std::string dtensorBytes, shardcheckBytes; // EXPECT-BYTES: per rank, or `unknown`
   int exitStatus = -1;
   bool partial = false;
   int line = 0;
@@ -97,6 +102,8 @@ std::vector<Expectation> readExpectations(const std::string &path) {
   static const std::regex allRe(R"(^\s*//\s*EXPECT-ALL-EDGES:\s*(\S+)(?:\s+(\S+))?)");
   static const std::regex partialRe(R"(^\s*//\s*EXPECT-PARTIAL:\s*(true|false)\s*$)");
   static const std::regex errorRe(R"(^\s*//\s*EXPECT-ERROR:\s*([\w-]+)\s+(\d+):(\d+)\s*$)");
+  static const std::regex bytesRe(
+      R"(^\s*//\s*EXPECT-BYTES:\s*DTensor\s+(unknown|[\d.]+(?: [\d.]+)*)\s+shardcheck\s+(unknown|[\d.]+(?: [\d.]+)*)\s*$)");
   while (std::getline(in, line)) {
     ++n;
     std::smatch m;
@@ -128,6 +135,10 @@ std::vector<Expectation> readExpectations(const std::string &path) {
       e.errorCode = m[1];
       e.errorLine = std::stoi(m[2]);
       e.errorColumn = std::stoi(m[3]);
+    } else if (std::regex_search(line, m, bytesRe)) {
+      e.kind = "EXPECT-BYTES";
+      e.dtensorBytes = m[1];
+      e.shardcheckBytes = m[2];
     } else if (std::regex_search(line, m, allRe)) {
       e.kind = "EXPECT-ALL-EDGES";
       e.communication = m[1];
@@ -253,6 +264,27 @@ void expectInputError(const Expectation &want, const std::vector<Expectation> &a
   }
 }
 
+/// One plan's bytes per rank as EXPECT-BYTES writes them: the ranks' figures
+/// in mesh order, or `unknown`.
+std::string bytesLine(const dtensor::PlanBytes &p, const std::vector<int64_t> &ranks) {
+  if (!p.known())
+    return "unknown";
+  std::string line;
+  for (int64_t rank : ranks)
+    line += (line.empty() ? "" : " ") + dtensor::bytesText(p.perRank.at(rank));
+  return line;
+}
+
+/// EXPECT-BYTES: both plans' bytes per rank of a DTensor document.
+void expectBytes(const Expectation &e, const dtensor::DTensorCase &c, const Document &doc,
+                 const DocumentReport &report) {
+  ASSERT_FALSE(doc.fusions.empty() || report.fusions.empty());
+  dtensor::BytesSideBySide b =
+      dtensor::bytesSideBySide(c, doc.fusions.front(), report.fusions.front().verdicts);
+  EXPECT_EQ(bytesLine(b.dtensor, b.ranks), e.dtensorBytes) << b.dtensor.unknownWhy;
+  EXPECT_EQ(bytesLine(b.shardcheck, b.ranks), e.shardcheckBytes) << b.shardcheck.unknownWhy;
+}
+
 class Golden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Golden, ExpectationsHold) {
@@ -262,8 +294,11 @@ TEST_P(Golden, ExpectationsHold) {
   auto wantError = std::find_if(expectations.begin(), expectations.end(),
                                 [](const Expectation &e) { return e.kind == "EXPECT-ERROR"; });
   Document doc;
+  std::optional<dtensor::DTensorCase> dtensorCase;
   try {
-    doc = dtensor::readInputDocumentFile(path).doc;
+    dtensor::InputDocument read = dtensor::readInputDocumentFile(path);
+    doc = std::move(read.doc);
+    dtensorCase = std::move(read.dtensor);
   } catch (const InputError &e) {
     if (wantError == expectations.end())
       FAIL() << path << " is unreadable: " << e.what();
@@ -271,6 +306,11 @@ TEST_P(Golden, ExpectationsHold) {
     return;
   }
   ASSERT_TRUE(wantError == expectations.end()) << path << " reads, yet expects an input error";
+  // A DTensor document that reads states both plans' bytes per rank.
+  ASSERT_EQ(std::count_if(expectations.begin(), expectations.end(),
+                          [](const Expectation &e) { return e.kind == "EXPECT-BYTES"; }),
+            dtensorCase ? 1 : 0)
+      << path << ": one EXPECT-BYTES line in a DTensor document that reads, none elsewhere";
   DocumentReport report = checkDocument(doc, DocumentOptions{});
   ASSERT_TRUE(report.readable()) << path << " is unreadable";
   auto edges = edgesOf(report);
@@ -300,6 +340,8 @@ TEST_P(Golden, ExpectationsHold) {
       EXPECT_TRUE(hasLint(report, e)) << "no " << e.lintCode << " finding on " << e.lintTensor;
     } else if (e.kind == "EXPECT-EXIT") {
       EXPECT_EQ(shardcheck::testing::checkShardingExitStatus(report), e.exitStatus);
+    } else if (e.kind == "EXPECT-BYTES") {
+      expectBytes(e, *dtensorCase, doc, report);
     }
   }
   for (const auto &e : expectations) {

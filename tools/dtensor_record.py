@@ -49,6 +49,22 @@ KINDS = [
 ]
 
 
+def torch_missing():
+    """Why this Python cannot record (no PyTorch, or one without the
+    distributed pieces the recorder uses), or None when it can."""
+    try:
+        import torch.distributed as dist
+
+        if not dist.is_available():
+            return "this PyTorch is built without torch.distributed"
+        from torch.distributed.tensor import DTensor  # noqa: F401
+        from torch.distributed.tensor.debug import CommDebugMode  # noqa: F401
+        from torch.testing._internal.distributed.fake_pg import FakeStore  # noqa: F401
+    except Exception as e:  # ImportError, or a broken install's OSError
+        return "PyTorch with DTensor cannot be imported (%s: %s)" % (type(e).__name__, e)
+    return None
+
+
 def parse_mesh(text):
     return [int(s) for s in text.lower().split("x")]
 
@@ -370,6 +386,12 @@ def main():
     ap.add_argument("--cases", help="a JSON list of cases (batch)")
     ap.add_argument("--outdir", help="output folder (batch)")
     a = ap.parse_args()
+    if not a.cases and not (a.mesh and a.shape and a.src and a.dst):
+        ap.error("give --mesh, --shape, --src and --dst (or --cases)")
+    why = torch_missing()
+    if why:
+        sys.stderr.write("dtensor_record.py: %s; it needs Python 3 and PyTorch with DTensor only (the recordings of corpus/dtensor were made with 2.11)\n" % why)
+        sys.exit(2)
     if a.cases:
         with open(a.cases) as f:
             cases = json.load(f)
@@ -386,8 +408,6 @@ def main():
                     json.dump(doc, f, indent=1)
                     f.write("\n")
         return
-    if not (a.mesh and a.shape and a.src and a.dst):
-        ap.error("give --mesh, --shape, --src and --dst (or --cases)")
     case = {"name": "case", "mesh": parse_mesh(a.mesh), "shape": parse_shape(a.shape), "src": a.src, "dst": a.dst, "dtype": a.dtype}
     doc = record([case])[0]
     text = json.dumps(doc, indent=1) + "\n"

@@ -343,11 +343,13 @@ CheckedFile checkFile(const Input &input, const Options &o, DocumentChecker &che
   CheckedFile c;
   c.output.file = input.name;
   Document doc;
+  std::optional<dtensor::DTensorCase> dtensorCase;
   try {
     // Dumps, JSON IR, and DTensor documents (dtensor/DTensorInput.h).
     dtensor::InputDocument read = input.text ? dtensor::readInputDocument(*input.text, input.name)
                                              : dtensor::readInputDocumentFile(input.name);
     doc = std::move(read.doc);
+    dtensorCase = std::move(read.dtensor);
     for (Diagnostic &note : read.notes)
       c.output.addFinding(std::move(note), 0, std::nullopt);
   } catch (const InputError &e) {
@@ -384,6 +386,12 @@ CheckedFile checkFile(const Input &input, const Options &o, DocumentChecker &che
       c.writeFailed = "cannot write the plan to " + o.emitPlan;
   };
   checksharding::addDocumentReport(doc, report, c.output, addPlan);
+  // A DTensor document: both plans' bytes per rank, once its transition
+  // (fusion 0) is decided.
+  if (dtensorCase && !report.fusions.empty() && !doc.fusions.empty())
+    checksharding::addDTensorBytes(dtensor::bytesSideBySide(*dtensorCase, doc.fusions.front(),
+                                                            report.fusions.front().verdicts),
+                                   dtensorCase->loc, c.output);
   return c;
 }
 

@@ -93,6 +93,31 @@ nlohmann::json diagnosticJson(const Diagnostic &d) {
           {"notes", notes}};
 }
 
+/// One plan's figures: null where it has none (`unknown` says why).
+nlohmann::json planBytesJson(const dtensor::PlanBytes &p, double value) {
+  return p.known() ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+/// `dtensor_bytes`: both plans' sources, each rank's bytes and the totals.
+nlohmann::json bytesSideBySideJson(const dtensor::BytesSideBySide &b) {
+  auto plan = [](const dtensor::PlanBytes &p) {
+    return nlohmann::json{
+        {"source", p.source},
+        {"unknown", p.known() ? nlohmann::json(nullptr) : nlohmann::json(p.unknownWhy)},
+        {"total", planBytesJson(p, p.total())},
+        {"most", planBytesJson(p, p.most())}};
+  };
+  nlohmann::json ranks = nlohmann::json::array();
+  for (int64_t rank : b.ranks) {
+    auto at = [&](const dtensor::PlanBytes &p) {
+      auto it = p.perRank.find(rank);
+      return planBytesJson(p, it == p.perRank.end() ? 0 : it->second);
+    };
+    ranks.push_back({{"rank", rank}, {"dtensor", at(b.dtensor)}, {"shardcheck", at(b.shardcheck)}});
+  }
+  return {{"dtensor", plan(b.dtensor)}, {"shardcheck", plan(b.shardcheck)}, {"ranks", ranks}};
+}
+
 std::string edgeName(const EdgeVerdict &v) {
   return "T" + std::to_string(v.producer) + " -> T" + std::to_string(v.consumer);
 }
@@ -267,6 +292,11 @@ void addDocumentReport(const Document &doc, const DocumentReport &report, FileOu
     addFusionReport(fr, file, addPlan);
 }
 
+void addDTensorBytes(dtensor::BytesSideBySide bytes, const SourceLoc &loc, FileOutput &file) {
+  file.add(dtensor::bytesSideBySideNote(bytes, loc));
+  file.dtensorBytes = std::move(bytes);
+}
+
 void addUnreadableFile(Diagnostic why, FileOutput &file) {
   file.addFinding(std::move(why), 1, std::nullopt);
   file.unreadable = true;
@@ -279,11 +309,14 @@ nlohmann::json fileJson(const FileOutput &file) {
       diags.push_back(diagnosticJson(file.diagnostics[i]));
   for (const auto &[fi, v] : file.edges)
     edges.push_back(edgeJson(fi, v));
-  return {{"file", file.file},
-          {"readable", !file.unreadable},
-          {"partial", file.partial},
-          {"diagnostics", diags},
-          {"edges", edges}};
+  nlohmann::json j = {{"file", file.file},
+                      {"readable", !file.unreadable},
+                      {"partial", file.partial},
+                      {"diagnostics", diags},
+                      {"edges", edges}};
+  if (file.dtensorBytes)
+    j["dtensor_bytes"] = bytesSideBySideJson(*file.dtensorBytes);
+  return j;
 }
 
 void printFileText(std::ostream &out, std::ostream &err, const FileOutput &file, bool quiet) {

@@ -8,6 +8,7 @@
 
 #include "checker/CheckDocument.h"
 #include "checker/Checker.h"
+#include "dtensor/PlanBytes.h"
 #include "tools/check_sharding/Findings.h"
 #include "util/Diagnostics.h"
 
@@ -38,6 +39,9 @@ struct FileOutput {
   /// the order found (the SARIF, JUnit and baseline outputs).
   std::vector<Finding> findings;
   std::vector<FusionEntry> fusions; ///< The fusions read, in document order.
+  /// A DTensor document: both plans' bytes per rank (its note is among the
+  /// diagnostics; --format json also gives them as `dtensor_bytes`).
+  std::optional<dtensor::BytesSideBySide> dtensorBytes;
 
   void add(Diagnostic d, bool listedInJson = true);
   /// Adds a lint or input error of fusion `fusion` (none: of the whole
@@ -56,6 +60,9 @@ void addEdge(size_t fusion, const EdgeVerdict &v, FileOutput &file);
 /// found while checking.
 void addDocumentReport(const Document &doc, const DocumentReport &report, FileOutput &file,
                        const std::function<void(const FusionReport &)> &addPlan = {});
+/// Adds a DTensor document's bytes per rank of both plans (its note and the
+/// figures for JSON).
+void addDTensorBytes(dtensor::BytesSideBySide bytes, const SourceLoc &loc, FileOutput &file);
 /// Adds the error of a file that could not be read at all (exit 2).
 void addUnreadableFile(Diagnostic why, FileOutput &file);
 
