@@ -142,8 +142,8 @@ BytesSideBySide bytesSideBySide(const DTensorCase &c, const Fusion &transition,
     b.shardcheck = shardcheckPlanBytes(transition, verdicts.front(), b.ranks);
   } else {
     b.shardcheck.source = "no plan";
-    b.shardcheck.unknownWhy = "the transition has " + std::to_string(verdicts.size()) +
-                              " checked edges, not one";
+    b.shardcheck.unknownWhy =
+        "the transition has " + std::to_string(verdicts.size()) + " checked edges, not one";
   }
   return b;
 }
@@ -165,9 +165,9 @@ Diagnostic bytesSideBySideNote(const BytesSideBySide &b, const SourceLoc &loc) {
               loc);
   }
   d.addNote("all ranks: DTensor " + cellText(b.dtensor, b.dtensor.total()) + ", shardcheck " +
-                cellText(b.shardcheck, b.shardcheck.total()) + "; the most one rank moves: DTensor " +
-                cellText(b.dtensor, b.dtensor.most()) + ", shardcheck " +
-                cellText(b.shardcheck, b.shardcheck.most()),
+                cellText(b.shardcheck, b.shardcheck.total()) +
+                "; the most one rank moves: DTensor " + cellText(b.dtensor, b.dtensor.most()) +
+                ", shardcheck " + cellText(b.shardcheck, b.shardcheck.most()),
             loc);
   return d;
 }

@@ -13,7 +13,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <set>
 
@@ -549,15 +548,14 @@ TEST(LayoutErrors, MeshProblems) {
 
 // --- Size ---------------------------------------------------------------------------
 
-TEST(LayoutPerformance, FourMillionElementsOnEightDevices) {
+// Correctness at scale only: how long it takes is a benchmark's business
+// (timed assertions fail on a loaded CI machine), not a unit test's.
+TEST(LayoutScale, FourMillionElementsOnEightDevices) {
   FusionBuilder b;
   IdNum r = b.iter(2048), c = b.iter(2048);
   auto s = b.split(r, 8, /*innerSplit=*/false, ParallelType::DIDx);
   TensorNum t = b.tensor({r, c}, mesh1d({0, 1, 2, 3, 4, 5, 6, 7}), {s.outer, s.inner, c});
-  auto start = std::chrono::steady_clock::now();
   TensorLayout l = layoutOf(b, t);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 2.0); // Typically well under 0.1 s in a release build.
   for (int64_t d = 0; d < 8; ++d)
     EXPECT_EQ(l.heldCount(d), 256 * 2048);
   EXPECT_EQ(l.slotOf(5, l.elementAt({5 * 256 + 3, 7})), 3 * 2048 + 7);
