@@ -6,27 +6,75 @@
 
 namespace shardcheck {
 
+namespace {
+
+/// A `LoadStore` copy `out = in`: shardcheck's own step, which nvFuser
+/// would not lower.
+Expr copyExpr(TensorNum in, TensorNum out, const SourceLoc &loc) {
+  Expr copy;
+  copy.kind = OpKind::LoadStore;
+  copy.op = "Set";
+  copy.inputs = {Operand::ofTensor(in)};
+  copy.outputs = {out};
+  copy.loc = loc;
+  return copy;
+}
+
+/// Removes `tv`'s reduction IDs from its domains: it becomes a copy's
+/// output holding the same data axes (every use maps those only).
+void dropReductionIds(Fusion &f, TensorView &tv) {
+  // Contiguity has one entry per allocation (or logical) ID.
+  if (tv.contiguity.size() == tv.allocationOrLogical().size()) {
+    std::vector<Contiguity> kept;
+    for (size_t i = 0; i < tv.contiguity.size(); ++i)
+      if (!f.id(tv.allocationOrLogical()[i]).isReduction())
+        kept.push_back(tv.contiguity[i]);
+    tv.contiguity = std::move(kept);
+  }
+  auto drop = [&](std::vector<IdNum> &ids) {
+    ids.erase(
+        std::remove_if(ids.begin(), ids.end(), [&](IdNum n) { return f.id(n).isReduction(); }),
+        ids.end());
+  };
+  drop(tv.logical);
+  drop(tv.loop);
+  drop(tv.allocation);
+}
+
+} // namespace
+
 std::vector<Expr> chainExprs(Fusion &f, const FusionEdge &edge,
                              const std::vector<ShardState> &intermediates) {
   const TensorView producer = f.tensor(edge.producer);
   const Expr original = f.exprs[edge.expr];
   std::vector<Expr> exprs;
   TensorNum prev = edge.producer;
+  bool reduced = false; // The edge's own expression is in the chain already.
   for (const ShardState &s : intermediates) {
-    TensorNum t = addStateTensor(f, producer, s, *producer.mesh);
-    // A LoadStore: shardcheck's own step, which nvFuser would not lower.
-    Expr copy;
-    copy.kind = OpKind::LoadStore;
-    copy.op = "Set";
-    copy.inputs = {Operand::ofTensor(prev)};
-    copy.outputs = {t};
-    copy.loc = original.loc;
-    exprs.push_back(std::move(copy));
+    bool reduces = s.afterReduction() && !reduced;
+    TensorNum t = addStateTensor(f, producer, s, *producer.mesh,
+                                 reduces ? ReducedAxes::AsReductionIds : ReducedAxes::Dropped);
+    if (reduces) {
+      Expr r = original;
+      r.inputs[edge.operandIndex] = Operand::ofTensor(prev);
+      r.outputs = {t};
+      exprs.push_back(std::move(r));
+    } else {
+      exprs.push_back(copyExpr(prev, t, original.loc));
+    }
+    reduced = reduced || reduces;
     prev = t;
   }
-  Expr last = original;
-  last.inputs[edge.operandIndex] = Operand::ofTensor(prev);
-  exprs.push_back(std::move(last));
+  if (!reduced) {
+    Expr last = original;
+    last.inputs[edge.operandIndex] = Operand::ofTensor(prev);
+    exprs.push_back(std::move(last));
+    return exprs;
+  }
+  // Reduced mid-chain: a copy ends the chain, so the consumer keeps its
+  // data axes and loses its reduction IDs.
+  dropReductionIds(f, f.tensor(edge.consumer));
+  exprs.push_back(copyExpr(prev, edge.consumer, original.loc));
   return exprs;
 }
 
@@ -36,7 +84,12 @@ std::vector<FusionEdge> appendChain(Fusion &f, const FusionEdge &edge,
   std::vector<FusionEdge> edges;
   TensorNum in = edge.producer;
   for (size_t i = 0; i < exprs.size(); ++i) {
-    size_t operand = i + 1 == exprs.size() ? edge.operandIndex : 0;
+    // The edge's own expression reads the chain at the edge's operand; a
+    // copy at its only one.
+    size_t operand = exprs[i].inputs.size() > edge.operandIndex &&
+                             exprs[i].inputs[edge.operandIndex].tensor == in
+                         ? edge.operandIndex
+                         : 0;
     TensorNum out = exprs[i].outputs.front();
     size_t at = f.addExpr(std::move(exprs[i]));
     edges.push_back(

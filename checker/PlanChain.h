@@ -4,7 +4,12 @@
 // (ShardState.h's addStateTensor) and returns the expressions of the chain:
 // a `Set` from the producer to the first intermediate, from each to the
 // next, and the edge's own expression (a copy or a reduction) reading the
-// last intermediate and writing the consumer. The planner proves each of
+// last intermediate and writing the consumer. A reduction may come earlier:
+// then the edge's own expression writes the first intermediate whose state
+// is after the reduction (its reduced axes reduction IDs), the next ones
+// are copies without those axes, and a copy writes the consumer, whose
+// reduction IDs are dropped (its uses map its data axes only, which stay).
+// The planner proves each of
 // these edges; chainPlannedEdges rewrites a whole fusion that way for the
 // plan builder, which then plans every step as a single edge (each with the
 // planner's proved verdict), so a multi-step plan is an ordinary plan of an
@@ -24,7 +29,10 @@ namespace shardcheck {
 
 /// Adds one tensor per state of `intermediates` to `f` and returns the
 /// chain's expressions (not added): Set producer -> first, ..., and the
-/// edge's expression from the last intermediate to the consumer.
+/// edge's expression from the last intermediate to the consumer, or, when
+/// an intermediate is after the reduction, the edge's expression into the
+/// first such and a Set into the consumer (whose reduction IDs are dropped
+/// from `f`).
 std::vector<Expr> chainExprs(Fusion &f, const FusionEdge &edge,
                              const std::vector<ShardState> &intermediates);
 

@@ -42,6 +42,12 @@ double planBytesPerDevice(const std::vector<PlannedStep> &steps) {
   return b;
 }
 
+bool reducesMidChain(const std::vector<PlannedStep> &steps) {
+  return std::any_of(steps.begin(), steps.end(), [&](const PlannedStep &s) {
+    return &s != &steps.back() && s.state.afterReduction();
+  });
+}
+
 std::optional<double> loweringBytesPerDevice(const Fusion &fusion, const FusionEdge &edge,
                                              const Lowering &lowering) {
   const TensorView &c = fusion.tensor(edge.consumer);
@@ -74,8 +80,11 @@ struct Problem {
   std::vector<ParallelType> dids; ///< The mesh's DID types, DIDz first.
   bool reduces = false;
 
-  double bytes(const ShardState &s, bool afterReduction = false) const {
-    return localElements(sizes, s, mesh, afterReduction) * static_cast<double>(sizes.elementBytes);
+  /// Bytes each device holds in `s` (a state after the reduction holds no
+  /// reduced axis).
+  double bytes(const ShardState &s) const {
+    return localElements(sizes, s, mesh, s.afterReduction()) *
+           static_cast<double>(sizes.elementBytes);
   }
   /// Every axis divides evenly by its DIDs: equal-size collectives apply.
   bool even(const ShardState &s) const {
@@ -100,7 +109,6 @@ struct Move {
   ShardState to;
   Lowering lowering;
   StepCost cost;
-  bool final = false; ///< The reduction into the consumer.
 };
 
 Lowering lowered(CommKind k, std::vector<Team> teams) {
@@ -234,42 +242,51 @@ void addPermutations(const Problem &pb, const ShardState &s, std::vector<Move> &
         }
 }
 
-/// The reduction into the consumer from `s`: local, an Allreduce over the
-/// reduced axes' DIDs, or a ReduceScatter when the consumer adds exactly
-/// those DIDs to one axis.
-void addFinalReduce(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
-  ShardState marked = s;
-  marked.reduced = pb.target.reduced;
-  std::vector<ParallelType> r = marked.reducedDids();
-  std::optional<size_t> changed;
-  for (size_t i = 0; i < s.axes.size(); ++i) {
-    if (pb.target.reduced[i] || s.axes[i] == pb.target.axes[i])
-      continue;
-    if (changed)
-      return;
-    changed = i;
+/// The reduction of the consumer's reduced axes from `s` (a state before
+/// it), anywhere in the chain: local when they carry no DID, else an
+/// Allreduce over their DIDs (one flattened team), or a ReduceScatter of
+/// those DIDs onto any other axis, appended innermost in any order. The
+/// state after it has no DID on a reduced axis.
+void addReductions(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
+  ShardState after = s;
+  after.reduced = pb.target.reduced;
+  std::vector<ParallelType> r = after.reducedDids();
+  for (size_t i = 0; i < after.axes.size(); ++i)
+    if (after.reduced[i])
+      after.axes[i].clear();
+  if (r.empty()) {
+    StepCost c;
+    c.cost = kLocalCopyWeight * pb.bytes(s) + kStepCost;
+    out.push_back({after, lowered(CommKind::None, {}), c});
+    return;
   }
-  double outBytes = pb.bytes(marked, true);
-  if (!changed) {
-    if (r.empty()) {
-      StepCost c;
-      c.cost = kLocalCopyWeight * pb.bytes(s) + kStepCost;
-      out.push_back({pb.target, lowered(CommKind::None, {}), c, true});
-      return;
+  // Both collectives' buffers are the reduced (unscattered) local tensor.
+  double buffer = pb.bytes(after);
+  int64_t n = pb.teamSize(r);
+  out.push_back({after, lowered(CommKind::Allreduce, teamsOver(pb.mesh, r)),
+                 collectiveCost(CommKind::Allreduce, n, buffer, 0)});
+  std::vector<ParallelType> added = r;
+  std::sort(added.begin(), added.end());
+  do {
+    for (size_t j = 0; j < after.axes.size(); ++j) {
+      if (after.reduced[j] || pb.sizes.extents[j] <= 1)
+        continue;
+      ShardState to = after;
+      to.axes[j].insert(to.axes[j].end(), added.begin(), added.end());
+      if (!pb.even(to))
+        continue;
+      out.push_back({to, lowered(CommKind::ReduceScatter, teamsOver(pb.mesh, added)),
+                     collectiveCost(CommKind::ReduceScatter, n, buffer, 0)});
     }
-    out.push_back({pb.target, lowered(CommKind::Allreduce, teamsOver(pb.mesh, r)),
-                   collectiveCost(CommKind::Allreduce, pb.teamSize(r), outBytes, 0), true});
-    return;
-  }
-  const auto &from = s.axes[*changed], &to = pb.target.axes[*changed];
-  if (r.empty() || to.size() != from.size() + r.size() ||
-      !std::equal(from.begin(), from.end(), to.begin()) || !pb.even(pb.target))
-    return;
-  std::vector<ParallelType> added(to.begin() + static_cast<long>(from.size()), to.end());
-  if (!std::is_permutation(added.begin(), added.end(), r.begin()))
-    return;
-  out.push_back({pb.target, lowered(CommKind::ReduceScatter, teamsOver(pb.mesh, added)),
-                 collectiveCost(CommKind::ReduceScatter, pb.teamSize(added), outBytes, 0), true});
+  } while (std::next_permutation(added.begin(), added.end()));
+}
+
+/// Whether `s` puts a DID on an axis the reduction has removed.
+bool shardsReducedAxis(const ShardState &s) {
+  for (size_t i = 0; i < s.axes.size(); ++i)
+    if (s.reduced[i] && !s.axes[i].empty())
+      return true;
+  return false;
 }
 
 std::vector<Move> movesFrom(const Problem &pb, const ShardState &s) {
@@ -278,13 +295,17 @@ std::vector<Move> movesFrom(const Problem &pb, const ShardState &s) {
   addAllgathers(pb, s, out);
   addAllToAlls(pb, s, out);
   addPermutations(pb, s, out);
-  if (pb.reduces)
-    addFinalReduce(pb, s, out);
+  // After the reduction the copy moves stay off the reduced axes (gone).
+  out.erase(
+      std::remove_if(out.begin(), out.end(), [](const Move &m) { return shardsReducedAxis(m.to); }),
+      out.end());
+  if (pb.reduces && !s.afterReduction())
+    addReductions(pb, s, out);
   return out;
 }
 
 std::string moveKey(const ShardState &from, const Move &m) {
-  return from.key() + " -> " + (m.final ? "final" : m.to.key()) + " " + m.lowering.str();
+  return from.key() + " -> " + m.to.key() + " " + m.lowering.str();
 }
 
 /// The cheapest path from the source to the consumer avoiding `banned`, or
@@ -297,7 +318,7 @@ std::vector<Move> cheapestPath(const Problem &pb, const std::set<std::string> &b
     std::string parent;
     Move via;
   };
-  const std::string goal = pb.reduces ? "final" : pb.target.key();
+  const std::string goal = pb.target.key();
   std::map<std::string, Node> best;
   using Entry = std::tuple<double, size_t, std::string>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
@@ -318,8 +339,8 @@ std::vector<Move> cheapestPath(const Problem &pb, const std::set<std::string> &b
     if (depth == kMaxSteps)
       continue;
     for (Move &m : movesFrom(pb, node.state)) {
-      std::string next = m.final ? "final" : m.to.key();
-      if (banned.count(moveKey(node.state, m)) || (m.final && next != goal))
+      std::string next = m.to.key();
+      if (banned.count(moveKey(node.state, m)))
         continue;
       double c = cost + m.cost.cost;
       auto it = best.find(next);

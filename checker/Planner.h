@@ -7,8 +7,10 @@
 // innermost DIDs of an axis (one team over several mesh axes when several),
 // AllToAll (a DID moves to another axis), a permutation of devices (a
 // change of shard order, or two DIDs of equal size trading axes) as SendRecv
-// pairs, and, for a reduction, a last Allreduce or ReduceScatter over the
-// mesh axes of the reduced axes (flattened into one team when several).
+// pairs, and, for a reduction, an Allreduce or ReduceScatter (onto any
+// axis) over the mesh axes of the reduced axes (flattened into one team
+// when several), or a local reduction, at any point of the sequence: the
+// states after it drop the reduced axes and the copy steps go on.
 // The search is Dijkstra over canonical states (memoised by
 // ShardState::key), at most kMaxSteps steps, ordered by cost then key so
 // that it is deterministic, under CostModel.h's prices.
@@ -19,7 +21,8 @@
 // as for any edge. A step that is not proved is banned and the search runs
 // again (at most kMaxRounds times). The last step writes the consumer
 // itself, so the composition ends in the consumer's sharding; per-step
-// proofs compose because each proves the next tensor's buffers exactly.
+// proofs compose because each proves the next tensor's buffers exactly,
+// and the edge's own expression is exactly one step (PlanChain.h).
 //
 // This file does not check edges itself (the StepProver does) or build
 // plans (PlanBuilder does, from PlanChain's rewritten fusion).
@@ -72,6 +75,10 @@ std::vector<PlannedStep> planEdge(const Fusion &fusion, const FusionEdge &edge,
 
 /// Bytes each device sends over the whole plan (the sum of its steps').
 double planBytesPerDevice(const std::vector<PlannedStep> &steps);
+
+/// Whether the plan reduces before its last step (copies follow the
+/// reduction; PlanChain.h).
+bool reducesMidChain(const std::vector<PlannedStep> &steps);
 
 /// Bytes each device sends for an edge lowered by the single `lowering`
 /// (CostModel.h; teams of equal size), or nullopt when the consumer's

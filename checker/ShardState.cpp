@@ -39,6 +39,10 @@ std::vector<ParallelType> ShardState::reducedDids() const {
   return r;
 }
 
+bool ShardState::afterReduction() const {
+  return std::count(reduced.begin(), reduced.end(), true) > 0;
+}
+
 namespace {
 
 bool hasDidBelow(const Fusion &f, IdNum id) {
@@ -107,7 +111,7 @@ std::optional<ShardState> readShardState(const Fusion &f, const TensorView &tv,
 }
 
 TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &state,
-                         const DeviceMesh &mesh) {
+                         const DeviceMesh &mesh, ReducedAxes reduced) {
   FusionBuilder b(std::move(f));
   FusionBuilder::TensorSpec spec;
   spec.mesh = mesh;
@@ -115,6 +119,14 @@ TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &st
   bool nested = false;
   for (size_t i = 0; i < like.logical.size(); ++i) {
     const IterDomain &orig = b.fusion().id(like.logical[i]);
+    if (state.reduced[i]) {
+      if (reduced == ReducedAxes::AsReductionIds) {
+        IdNum r = b.reduction(orig.extent);
+        spec.logical.push_back(r);
+        spec.loop.push_back(r);
+      }
+      continue;
+    }
     IdNum cur = orig.isBroadcast() ? b.broadcast() : b.iter(orig.extent);
     spec.logical.push_back(cur);
     nested = nested || state.axes[i].size() > 1;

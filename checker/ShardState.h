@@ -40,6 +40,9 @@ struct ShardState {
   std::optional<size_t> axisOf(ParallelType t) const;
   /// The DIDs on reduced axes, in mesh-axis order (DIDz, DIDy, DIDx).
   std::vector<ParallelType> reducedDids() const;
+  /// A state after the edge's reduction: some axis is marked reduced (and
+  /// carries no DID). Before it, or on a copy edge, none is.
+  bool afterReduction() const;
   bool operator==(const ShardState &o) const { return axes == o.axes && reduced == o.reduced; }
 };
 
@@ -50,10 +53,16 @@ struct ShardState {
 std::optional<ShardState> readShardState(const Fusion &f, const TensorView &tv,
                                          const DeviceMesh &mesh);
 
+/// How addStateTensor writes the reduced axes of a state after the
+/// reduction: as reduction IDs (the reduction's own output) or not at all
+/// (a copy made after it, whose data axes are the others).
+enum class ReducedAxes { AsReductionIds, Dropped };
+
 /// Adds to `f` a tensor on `mesh` whose logical domain clones `like`'s and
-/// whose sharding is `state` (reduced axes stay data axes: the state before
-/// the reduction). Returns its number.
+/// whose sharding is `state`. Before the reduction (no axis marked reduced)
+/// every axis is a data axis; after it, the reduced axes are as `reduced`
+/// says. Returns its number.
 TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &state,
-                         const DeviceMesh &mesh);
+                         const DeviceMesh &mesh, ReducedAxes reduced = ReducedAxes::AsReductionIds);
 
 } // namespace shardcheck

@@ -330,8 +330,11 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
     return;
   }
   r.checkerOutcome = "matched";
-  for (const EdgeVerdict &v : r.verdicts)
+  for (const EdgeVerdict &v : r.verdicts) {
     r.matchedLowerings.push_back(edgeName(v) + " " + kindName(v));
+    if (reducesMidChain(v.steps)) // Counted apart: copies after the reduction.
+      r.matchedLowerings.push_back(edgeName(v) + " multi-step-reduced-mid-chain");
+  }
 }
 
 void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
