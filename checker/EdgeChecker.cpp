@@ -798,14 +798,9 @@ std::vector<smt::Int> EdgeChecker::localLogicalShape(const TensorView &tv) {
   std::vector<smt::Int> shape;
   for (IdNum id : dataLogicalIds(fusion_, tv)) {
     const IterDomain &d = fusion_.id(id);
-    smt::Int extent = enc_.extent(id);
-    if (d.isBroadcast() || (d.isDeviceParallel() && !d.isReduction()))
-      extent = ctx_.intVal(1);
-    for (IdNum s : sharding)
-      if (const Transform *t = fusion_.definition(s);
-          t && t->kind == Transform::Kind::Split && t->outputs[0] == s && t->inputs[0] == id)
-        extent = enc_.extent(t->outputs[1]);
-    shape.push_back(extent);
+    IdNum local = localPartOf(fusion_, id, sharding);
+    bool whole = d.isBroadcast() || (d.isDeviceParallel() && !d.isReduction());
+    shape.push_back(local != id ? enc_.extent(local) : whole ? ctx_.intVal(1) : enc_.extent(id));
   }
   return shape;
 }

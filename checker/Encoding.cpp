@@ -280,15 +280,31 @@ std::vector<IdNum> Encoder::layoutIds(const TensorView &tv) const {
     return tv.allocation;
   auto sharding = shardingIds(tv);
   std::vector<IdNum> r;
-  for (IdNum id : dataLogicalIds(fusion_, tv)) {
-    IdNum local = id;
-    for (const auto &t : fusion_.transforms)
-      if (t.kind == Transform::Kind::Split && t.inputs[0] == id &&
-          std::count(sharding.begin(), sharding.end(), t.outputs[0]))
-        local = t.outputs[1];
-    r.push_back(local);
-  }
+  for (IdNum id : dataLogicalIds(fusion_, tv))
+    r.push_back(localPartOf(fusion_, id, sharding));
   return r;
+}
+
+const Transform *deviceCutOf(const Fusion &fusion, IdNum id, const std::vector<IdNum> &sharding) {
+  for (const Transform &t : fusion.transforms)
+    if (t.kind == Transform::Kind::Split && t.inputs[0] == id &&
+        std::count(sharding.begin(), sharding.end(), t.outputs[0]))
+      return &t;
+  return nullptr;
+}
+
+IdNum localPartOf(const Fusion &fusion, IdNum logical, const std::vector<IdNum> &sharding) {
+  // Nested shardings cut the local part again: descend while a split's outer
+  // output is a sharding ID. At most one step per transform: a cycle in
+  // malformed input must not hold the walk.
+  IdNum cur = logical;
+  for (size_t step = 0; step < fusion.transforms.size(); ++step) {
+    const Transform *cut = deviceCutOf(fusion, cur, sharding);
+    if (!cut)
+      break;
+    cur = cut->outputs[1];
+  }
+  return cur;
 }
 
 namespace {

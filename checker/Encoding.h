@@ -67,6 +67,14 @@ smt::Int rankIn(smt::Context &ctx, const std::vector<int64_t> &members, const sm
 /// Whether `d` is one of `devices`.
 smt::Bool isAmong(smt::Context &ctx, const std::vector<int64_t> &devices, const smt::Int &d);
 
+/// The split of `id` whose outer output is one of `sharding`, or nullptr.
+const Transform *deviceCutOf(const Fusion &fusion, IdNum id, const std::vector<IdNum> &sharding);
+/// The local part of logical data ID `logical` (docs/semantics.md, Local
+/// buffer layout): the inner output of the split whose outer output is one
+/// of `sharding`, followed down through nested shardings; `logical` itself
+/// when no sharding ID cuts it.
+IdNum localPartOf(const Fusion &fusion, IdNum logical, const std::vector<IdNum> &sharding);
+
 class Encoder {
 public:
   Encoder(smt::Context &ctx, const Fusion &fusion);

@@ -3,6 +3,7 @@
 
 #include "ir/ExprShape.h"
 
+#include "checker/Encoding.h"
 #include "checker/ExprChecker.h"
 
 #include "ir/Constraints.h"
@@ -33,12 +34,6 @@ std::vector<IdNum> shardingIds(const Fusion &f, const TensorView &tv) {
   return r;
 }
 
-/// The split whose outer output is `id`, if that is how `id` is defined.
-const Transform *outerSplitOf(const Fusion &f, IdNum id) {
-  const Transform *t = f.definition(id);
-  return t && t->kind == Transform::Kind::Split && t->outputs[0] == id ? t : nullptr;
-}
-
 /// The local buffer shape (docs/semantics.md, "Local buffer layout").
 std::vector<Extent> localShape(const Fusion &f, const TensorView &tv) {
   std::vector<IdNum> layout;
@@ -46,13 +41,8 @@ std::vector<Extent> localShape(const Fusion &f, const TensorView &tv) {
     layout = tv.allocation;
   } else {
     std::vector<IdNum> sharding = shardingIds(f, tv);
-    for (IdNum id : dataLogicalIds(f, tv)) {
-      IdNum local = id;
-      for (IdNum s : sharding)
-        if (const Transform *split = outerSplitOf(f, s); split && split->inputs[0] == id)
-          local = split->outputs[1];
-      layout.push_back(local);
-    }
+    for (IdNum id : dataLogicalIds(f, tv))
+      layout.push_back(localPartOf(f, id, sharding));
   }
   std::vector<Extent> shape;
   for (IdNum id : layout) {
@@ -63,12 +53,23 @@ std::vector<Extent> localShape(const Fusion &f, const TensorView &tv) {
   return shape;
 }
 
+/// Whether a DID-parallel ID derives from `id` (it would cut `id` again).
+bool didBelow(const Fusion &f, IdNum id) {
+  for (size_t u : f.id(id).uses)
+    for (IdNum out : f.transforms[u].outputs)
+      if (f.id(out).isDeviceParallel() || didBelow(f, out))
+        return true;
+  return false;
+}
+
 /// The elements `device` holds of `tv` when an uneven constant device split
 /// leaves it fewer than its padded slots (docs/semantics.md, Padded
-/// collectives): per logical axis, `clamp(E - c * ceilDiv(E, F), 0,
-/// ceilDiv(E, F))` at the device's coordinate c of an outer split by F.
+/// collectives): per logical axis, `clamp(n - c * ceilDiv(E, F), 0,
+/// ceilDiv(E, F))` at the device's coordinate c of each outer split by F of
+/// an ID of extent E holding n indices, down its nested device splits.
 /// nullopt when every slot holds an element, and where this formula does not
-/// apply (a symbolic extent, an inner or nested device split).
+/// apply (a symbolic extent, an inner device split, a device split below a
+/// split that is not one).
 std::optional<int64_t> heldOn(const Fusion &f, const TensorView &tv, int64_t device) {
   if (!tv.mesh)
     return std::nullopt;
@@ -79,23 +80,22 @@ std::optional<int64_t> heldOn(const Fusion &f, const TensorView &tv, int64_t dev
     const IterDomain &d = f.id(id);
     if (d.isBroadcast() || d.isDeviceParallel())
       continue; // One index on every device.
-    std::optional<int64_t> count = d.extent.asConstant();
-    for (const Transform &t : f.transforms) {
-      if (t.kind != Transform::Kind::Split || t.inputs[0] != id ||
-          !f.id(t.outputs[0]).isDeviceParallel())
-        continue;
+    std::optional<int64_t> count = d.extent.asConstant(), extent = count;
+    IdNum local = localPartOf(f, id, sharding);
+    for (IdNum cur = id; cur != local;) {
+      const Transform &t = *deviceCutOf(f, cur, sharding);
       auto factor = t.factor.asConstant();
-      bool outerShard = std::count(sharding.begin(), sharding.end(), t.outputs[0]) > 0;
-      bool splitAgain = std::any_of(f.transforms.begin(), f.transforms.end(), [&](const auto &u) {
-        return std::count(u.inputs.begin(), u.inputs.end(), t.outputs[1]) > 0;
-      });
-      if (!count || !factor || *factor <= 0 || !outerShard || splitAgain)
+      if (!count || !factor || *factor <= 0 || t.innerSplit)
         return std::nullopt;
-      int64_t chunk = (*count + *factor - 1) / *factor;
+      int64_t chunk = (*extent + *factor - 1) / *factor;
       int64_t c = tv.mesh->coordinate(device, f.id(t.outputs[0]).parallel);
-      uneven = uneven || *count % *factor != 0;
+      uneven = uneven || *extent % *factor != 0;
       count = std::clamp<int64_t>(*count - c * chunk, 0, chunk);
+      extent = chunk;
+      cur = t.outputs[1];
     }
+    if (didBelow(f, local))
+      return std::nullopt;
     auto product = count ? checkedMul(held, *count) : std::nullopt;
     if (!product)
       return std::nullopt;

@@ -116,7 +116,6 @@ TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &st
   FusionBuilder::TensorSpec spec;
   spec.mesh = mesh;
   spec.dtype = like.dtype;
-  bool nested = false;
   for (size_t i = 0; i < like.logical.size(); ++i) {
     const IterDomain &orig = b.fusion().id(like.logical[i]);
     if (state.reduced[i]) {
@@ -129,7 +128,6 @@ TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &st
     }
     IdNum cur = orig.isBroadcast() ? b.broadcast() : b.iter(orig.extent);
     spec.logical.push_back(cur);
-    nested = nested || state.axes[i].size() > 1;
     for (ParallelType t : state.axes[i]) {
       auto split = b.split(cur, mesh.extentOf(t), /*innerSplit=*/false, t);
       spec.loop.push_back(split.outer);
@@ -137,8 +135,6 @@ TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &st
     }
     spec.loop.push_back(cur);
   }
-  if (nested)
-    spec.allocation = spec.loop;
   TensorNum t = b.tensor(std::move(spec));
   f = b.take();
   return t;

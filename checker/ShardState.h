@@ -13,9 +13,10 @@
 // on the outer part, nested on the inner part); anything else (inner splits,
 // DIDs below loop splits) is not read, and the planner leaves the edge alone.
 // addStateTensor adds a tensor of a given state to a fusion: fresh IDs cloned
-// from the producer's logical domain, the splits, and an explicit allocation
-// domain (each axis's DID parts then its local part, like DTensor's buffers)
-// when an axis is sharded twice or more.
+// from the producer's logical domain and the splits, without an allocation
+// domain: the default layout (docs/semantics.md, Local buffer layout) keeps
+// each axis's innermost local part, nested shardings included, which is
+// DTensor's buffer.
 //
 // This file does not decide or prove anything.
 #pragma once

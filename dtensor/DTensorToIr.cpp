@@ -174,8 +174,9 @@ namespace {
 /// Builds one tensor of the mapping. Its logical domain lists the partial
 /// axes (unreduced on their DID, or reduced here) in mesh-dim order, then
 /// the tensor's dims; each dim is split by the mesh dims sharding it,
-/// outermost first. A layout with nested splits or a packed (rank-major)
-/// dim gets an explicit allocation domain: the buffer DTensor holds.
+/// outermost first. Nested splits need no allocation domain: the default
+/// layout keeps each dim's innermost part, the buffer DTensor holds. A
+/// packed (rank-major) dim gets an explicit one.
 class TensorMaker {
 public:
   TensorMaker(FusionBuilder &fb, const DTensorCase &c) : fb_(fb), c_(c) {}
@@ -193,7 +194,7 @@ public:
       logical.push_back(id);
       loop.push_back(id);
     }
-    bool explicitAllocation = l.rankMajor.has_value();
+    const bool explicitAllocation = l.rankMajor.has_value();
     std::vector<IdNum> packed;
     for (size_t d = 0; d < c_.shape.size(); ++d) {
       IdNum cur = fb_.iter(c_.shape[d]);
@@ -201,7 +202,6 @@ public:
       std::vector<IdNum> leaves;
       auto it = l.order.find(static_cast<int64_t>(d));
       if (it != l.order.end()) {
-        explicitAllocation |= it->second.size() > 1;
         for (int64_t k : it->second) {
           auto s = fb_.split(cur, c_.mesh.shape()[k], /*innerSplit=*/false, didOfMeshDim(rank, k));
           leaves.push_back(s.outer);

@@ -297,18 +297,23 @@ private:
   // --- Local buffer layout -----------------------------------------------------
 
   /// The layout IDs: allocation IDs, else logical data IDs with each
-  /// device-split input replaced by the split's inner output.
+  /// device-split input replaced by the split's inner output, repeatedly:
+  /// a nested sharding splits that inner output again, and the layout ID is
+  /// the innermost part. Walked down from each logical ID, so the order of
+  /// the loop domain does not matter.
   std::vector<IdNum> layoutIds() const {
     if (tv_.hasAllocation())
       return tv_.allocation;
-    std::vector<IdNum> ids = dataLogicalIds(fusion_, tv_);
+    std::map<IdNum, IdNum> localPartOf; // Device-split input -> inner output.
     for (IdNum n : loop_) {
       const Transform *def = fusion_.definition(n);
-      if (!isShardingId(id(n)) || !def || def->kind != Transform::Kind::Split ||
-          def->outputs[0] != n)
-        continue;
-      std::replace(ids.begin(), ids.end(), def->inputs[0], def->outputs[1]);
+      if (isShardingId(id(n)) && def && def->kind == Transform::Kind::Split && def->outputs[0] == n)
+        localPartOf.emplace(def->inputs[0], def->outputs[1]);
     }
+    std::vector<IdNum> ids = dataLogicalIds(fusion_, tv_);
+    for (IdNum &n : ids) // At most one step per split: no cycle can hold us.
+      for (size_t step = 0; step < localPartOf.size() && localPartOf.count(n); ++step)
+        n = localPartOf.at(n);
     return ids;
   }
 

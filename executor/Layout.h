@@ -55,8 +55,8 @@ public:
 
   /// The local buffer's shape on `device`: one extent per layout ID
   /// (allocation IDs, else logical data IDs with device-split inputs
-  /// replaced by their inner part), DID-parallel, broadcast and reduction
-  /// IDs contributing 1. Empty for a device not holding the tensor.
+  /// replaced by their inner part, innermost for nested shardings), DID-parallel, broadcast and
+  /// reduction IDs contributing 1. Empty for a device not holding the tensor.
   std::vector<int64_t> localShape(int64_t device) const;
   /// The number of slots of `device`'s buffer (the product of localShape;
   /// 0 for a device outside devices()).

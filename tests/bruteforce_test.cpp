@@ -78,6 +78,25 @@ TensorNum vector1d(FusionBuilder &b, Extent extent, Shard shard, const DeviceMes
   return b.tensor({{}, {id}, loop, {}, m});
 }
 
+TEST(BruteForceLayout, NestedShardingKeepsTheInnermostPartInOrder) {
+  // Rows split by DIDy, the local half again by DIDx, no allocation domain:
+  // device (y, x) holds rows y*4 + x*2 and y*4 + x*2 + 1 at offsets 0 and 1
+  // (docs/semantics.md, Local buffer layout), whatever the loop order.
+  FusionBuilder b;
+  IdNum r = b.iter(8);
+  auto sy = b.split(r, 2, /*innerSplit=*/false, kDIDy);
+  auto sx = b.split(sy.inner, 2, /*innerSplit=*/false, kDIDx);
+  TensorNum t = b.tensor(
+      {{}, {r}, {sx.outer, sy.outer, sx.inner}, {}, DeviceMesh::create({2, 2}, {0, 1, 2, 3})});
+  auto c = concrete(b, t);
+  EXPECT_EQ(c.layoutExtents(), (std::vector<int64_t>{2}));
+  for (int64_t device = 0; device < 4; ++device) {
+    EXPECT_EQ(c.heldBy(device), (std::vector<int64_t>{2 * device, 2 * device + 1}));
+    EXPECT_EQ(c.offsetOf(2 * device), 0);
+    EXPECT_EQ(c.offsetOf(2 * device + 1), 1);
+  }
+}
+
 // --- The seed: a Set between bDIDx{1} and b{1} (and back). ---
 
 struct SeedSet {

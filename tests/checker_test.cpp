@@ -179,6 +179,39 @@ TEST(Checker, TwoDMeshRowAllgather) {
   EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
 }
 
+/// A [8, 3] tensor on a 2x2 mesh whose rows are split by DIDy and the local
+/// half again by DIDx (a nested sharding), with no allocation domain.
+TensorNum nestedRows(FusionBuilder &b, const DeviceMesh &mesh) {
+  IdNum r = b.iter(8), c = b.iter(3);
+  auto sy = b.split(r, 2, /*innerSplit=*/false, DIDy);
+  auto sx = b.split(sy.inner, 2, /*innerSplit=*/false, DIDx);
+  return b.tensor({r, c}, mesh, {sy.outer, sx.outer, sx.inner, c});
+}
+
+TEST(Checker, NestedShardingGathersIntoItsOuterShardWithItsDefaultLayout) {
+  // Device (y, x) holds rows y*4 + x*2 .. +1, its buffer the innermost part
+  // [2, 3] (docs/semantics.md, Local buffer layout): gathering DIDx within a
+  // row of the mesh gives the DIDy half [4, 3] in order, no permute.
+  auto mesh = DeviceMesh::create({2, 2}, {0, 1, 2, 3});
+  FusionBuilder b;
+  TensorNum x = nestedRows(b, mesh);
+  IdNum r = b.iter(8);
+  auto sy = b.split(r, 2, /*innerSplit=*/false, DIDy);
+  IdNum c = b.iter(3);
+  TensorNum y = b.tensor({r, c}, mesh, {sy.outer, sy.inner, c});
+  b.expr(OpKind::Set, "Set", {x}, y);
+  TensorNum z = nestedRows(b, mesh);
+  b.expr(OpKind::Set, "Set", {y}, z);
+  Fusion f = b.take();
+  EdgeVerdict gather = verdictOf(f, x, y);
+  EXPECT_EQ(gather.lowering.kind, CommKind::Allgather);
+  EXPECT_EQ(gather.loweringText(), "Allgather over teams (0 1)(2 3)");
+  EXPECT_EQ(gather.result, EdgeResult::Proved) << gather.reason;
+  EdgeVerdict slice = verdictOf(f, y, z);
+  EXPECT_EQ(slice.lowering.kind, CommKind::None);
+  EXPECT_EQ(slice.result, EdgeResult::Proved) << slice.reason;
+}
+
 TEST(Checker, TwoDidChangesGetAMultiStepPlan) {
   auto mesh = DeviceMesh::create({2, 2}, {0, 1, 2, 3});
   FusionBuilder b;

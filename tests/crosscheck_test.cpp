@@ -94,6 +94,40 @@ void compare(const Outcome &smt, const Bindings &caseBindings, BruteFn brute,
   }
 }
 
+/// One solver cache and its statistics, shared by the cases of a test.
+struct SmtSession {
+  smt::QueryCache cache;
+  smt::SolverStats stats;
+  smt::SolverBackend backend;
+};
+
+/// Compares random case `c` (number `i`) with brute force: edge-local into
+/// `local`, each of `lowerings` into `lowering`. Returns the lowerings'
+/// SMT outcomes.
+std::vector<Outcome::Kind> compareCase(const bruteforce::RandomEdgeCase &c, int i,
+                                       const std::vector<Lowering> &lowerings, SmtSession &session,
+                                       Tally &local, Tally &lowering) {
+  smt::SolverOptions so;
+  so.timeoutMs = 5000;
+  smt::Context ctx(so, &session.cache, &session.stats, &session.backend);
+  EdgeChecker ec(c.fusion, c.edge, ctx, universeOf(c.fusion));
+  std::string what = "case " + std::to_string(i) + " (" + c.description + ")";
+  compare(
+      ec.checkLocal(), c.bindings,
+      [&](const Bindings &b) { return bruteforce::bruteNeedsNoCommunication(c.fusion, c.edge, b); },
+      what + " edge-local", local);
+  std::vector<Outcome::Kind> kinds;
+  for (const auto &l : lowerings) {
+    Outcome o = ec.checkLowering(l);
+    kinds.push_back(o.kind);
+    compare(
+        o, c.bindings,
+        [&](const Bindings &b) { return bruteforce::bruteCheckLowering(c.fusion, c.edge, b, l); },
+        what + " " + l.str(), lowering);
+  }
+  return kinds;
+}
+
 int edgesPerShard() {
   return std::getenv("SHARDCHECK_QUICK") ? 50 : 500;
 }
@@ -102,9 +136,8 @@ class RandomCrossCheck : public ::testing::TestWithParam<int> {};
 
 TEST_P(RandomCrossCheck, SmtAgreesWithBruteForce) {
   bruteforce::RandomEdgeGenerator gen(0x5eed0000u + static_cast<uint64_t>(GetParam()));
-  smt::QueryCache cache;
-  smt::SolverStats stats;
-  smt::SolverBackend backend;
+  SmtSession session;
+  const smt::SolverStats &stats = session.stats;
   Tally local, lowering;
   int n = edgesPerShard();
   double slowestMs = 0;
@@ -112,27 +145,12 @@ TEST_P(RandomCrossCheck, SmtAgreesWithBruteForce) {
   for (int i = 0; i < n; ++i) {
     auto start = std::chrono::steady_clock::now();
     bruteforce::RandomEdgeCase c = gen.next();
-    smt::SolverOptions so;
-    so.timeoutMs = 5000;
-    smt::Context ctx(so, &cache, &stats, &backend);
-    EdgeChecker ec(c.fusion, c.edge, ctx, universeOf(c.fusion));
-    std::string what = "case " + std::to_string(i) + " (" + c.description + ")";
-    compare(
-        ec.checkLocal(), c.bindings,
-        [&](const Bindings &b) {
-          return bruteforce::bruteNeedsNoCommunication(c.fusion, c.edge, b);
-        },
-        what + " edge-local", local);
     // Three lowerings per edge, rotating through the candidates, keep the
     // sweep's 10,000 edges within CI's time while every kind gets covered.
     std::vector<Lowering> sample;
     for (size_t j = 0; j < std::min<size_t>(3, c.lowerings.size()); ++j)
       sample.push_back(c.lowerings[(static_cast<size_t>(i) + j * 7) % c.lowerings.size()]);
-    for (const auto &l : sample)
-      compare(
-          ec.checkLowering(l), c.bindings,
-          [&](const Bindings &b) { return bruteforce::bruteCheckLowering(c.fusion, c.edge, b, l); },
-          what + " " + l.str(), lowering);
+    compareCase(c, i, sample, session, local, lowering);
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (ms > slowestMs) {
@@ -199,6 +217,39 @@ TEST(RandomCrossCheck, PaddedLoweringsAgreeWithBruteForce) {
   EXPECT_GT(padded.compared, padded.inconclusive);
   std::cout << "edges " << n << ": padded lowerings " << padded.compared << " compared (" << proved
             << " proved, " << refuted << " refuted), " << padded.inconclusive << " inconclusive\n";
+}
+
+// Nested shardings (two DIDs on one logical axis, no allocation domain)
+// drawn often: the default layout of docs/semantics.md, derived recursively,
+// must agree between the SMT encoding and the brute force on every lowering.
+TEST(RandomCrossCheck, NestedShardingsAgreeWithBruteForce) {
+  bruteforce::RandomEdgeOptions options;
+  options.mesh2dPercent = 100;
+  options.nestedPercent = 100;
+  options.allocationPercent = 5;
+  bruteforce::RandomEdgeGenerator gen(0x4e570000u, options);
+  SmtSession session;
+  Tally nested;
+  int cases = 0, proved = 0, refuted = 0;
+  const int n = edgesPerShard();
+  for (int i = 0; i < n; ++i) {
+    bruteforce::RandomEdgeCase c = gen.next();
+    if (!c.nested)
+      continue;
+    ++cases;
+    for (Outcome::Kind k : compareCase(c, i, c.lowerings, session, nested, nested)) {
+      proved += k == Outcome::Kind::Proved;
+      refuted += k == Outcome::Kind::Refuted;
+    }
+  }
+  EXPECT_EQ(nested.disagreements, 0);
+  EXPECT_GT(cases, n / 10); // 69 of 500 at this seed
+  EXPECT_GT(proved, 0);
+  EXPECT_GT(refuted, 0);
+  EXPECT_GT(nested.compared, nested.inconclusive);
+  std::cout << "edges " << n << ", " << cases << " nested: " << nested.compared << " compared ("
+            << proved << " proved, " << refuted << " refuted), " << nested.inconclusive
+            << " inconclusive\n";
 }
 
 // --- The corpus: every verdict the checker gives, against brute force at

@@ -212,6 +212,7 @@ const std::vector<std::pair<std::string, int>> kRequiredConstructs = {
     {"shard:reduction", 180},
     {"shard:broadcast", 150},
     {"shard:merged", 30},
+    {"shard:nested", 60},
     {"mesh:1d", 600},
     {"mesh:2d", 250},
     {"mesh:3d", 80},

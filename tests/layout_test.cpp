@@ -273,6 +273,39 @@ TEST(LayoutMesh2d, DidxAndDidyOnDifferentAxes) {
                                                    {3, {15, 16, 17, 21, 22, 23}}}));
 }
 
+TEST(LayoutMesh2d, NestedShardingKeepsTheInnermostPartWithoutAllocation) {
+  // [Shard(0), Shard(0)]: rows split by DIDy, the local half again by DIDx.
+  // The default layout follows both splits down (docs/semantics.md, Local
+  // buffer layout): device (y, x) holds rows y*4 + x*2 .. y*4 + x*2 + 1.
+  // The loop domain lists DIDx first: the order of the loop must not matter.
+  FusionBuilder b;
+  IdNum r = b.iter(8), c = b.iter(2);
+  auto sy = b.split(r, 2, /*innerSplit=*/false, ParallelType::DIDy);
+  auto sx = b.split(sy.inner, 2, /*innerSplit=*/false, ParallelType::DIDx);
+  DeviceMesh mesh = DeviceMesh::create({2, 2}, {0, 1, 2, 3});
+  TensorNum t = b.tensor({r, c}, mesh, {sx.outer, sy.outer, sx.inner, c});
+  TensorLayout l = layoutOf(b, t);
+  EXPECT_EQ(l.localShape(2), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(allSlots(l),
+            (std::map<int64_t, Slots>{
+                {0, {0, 1, 2, 3}}, {1, {4, 5, 6, 7}}, {2, {8, 9, 10, 11}}, {3, {12, 13, 14, 15}}}));
+}
+
+TEST(LayoutMesh2d, UnevenNestedShardingPadsTheInnermostPart) {
+  // 10 rows: 5 per DIDy half, ceilDiv(5, 2) = 3 slots per DIDx quarter; x = 1
+  // holds two rows and one padding slot.
+  FusionBuilder b;
+  IdNum r = b.iter(10);
+  auto sy = b.split(r, 2, /*innerSplit=*/false, ParallelType::DIDy);
+  auto sx = b.split(sy.inner, 2, /*innerSplit=*/false, ParallelType::DIDx);
+  DeviceMesh mesh = DeviceMesh::create({2, 2}, {0, 1, 2, 3});
+  TensorNum t = b.tensor({r}, mesh, {sy.outer, sx.outer, sx.inner});
+  TensorLayout l = layoutOf(b, t);
+  EXPECT_EQ(l.localShape(1), (std::vector<int64_t>{3}));
+  EXPECT_EQ(allSlots(l), (std::map<int64_t, Slots>{
+                             {0, {0, 1, 2}}, {1, {3, 4, X}}, {2, {5, 6, 7}}, {3, {8, 9, X}}}));
+}
+
 TEST(LayoutMesh2d, ReplicatedAlongTheUnusedAxis) {
   FusionBuilder b;
   IdNum r = b.iter(4), c = b.iter(3);

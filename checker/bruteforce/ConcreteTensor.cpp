@@ -411,16 +411,24 @@ void ConcreteTensor::chooseLayout() {
   if (tv.hasAllocation()) {
     layoutIds_ = tv.allocation;
   } else {
-    // Logical data IDs, each DID-split one replaced by its local (inner) part.
+    // Logical data IDs, each DID-split one replaced by its local (inner)
+    // part, and that part by its own local part while a nested sharding
+    // cuts it again. Every pass descends one split, so at most one pass per
+    // sharding ID finds something.
     for (IdNum logicalId : logicalDataIds_) {
       IdNum chosen = logicalId;
-      for (IdNum s : shardingIds_) {
-        const Transform *def = fusion_->definition(s);
-        if (def && def->kind == Transform::Kind::Split && def->outputs[0] == s &&
-            def->inputs[0] == logicalId) {
-          chosen = def->outputs[1];
-          break;
+      for (size_t pass = 0; pass < shardingIds_.size(); ++pass) {
+        IdNum before = chosen;
+        for (IdNum s : shardingIds_) {
+          const Transform *def = fusion_->definition(s);
+          if (def && def->kind == Transform::Kind::Split && def->outputs[0] == s &&
+              def->inputs[0] == chosen) {
+            chosen = def->outputs[1];
+            break;
+          }
         }
+        if (chosen == before)
+          break;
       }
       layoutIds_.push_back(chosen);
     }

@@ -53,6 +53,11 @@ private:
   std::vector<Axis> randomShape(int rank, const std::vector<int64_t> &meshSizes);
   TensorNum makeTensor(const std::vector<Axis> &axes, const std::vector<IterType> &types,
                        const std::optional<DeviceMesh> &mesh);
+  /// Cuts the local part of an axis already outer-split by `cutBy` again by
+  /// `s` on `type` (a nested sharding), or leaves it when that would be
+  /// uneven and unevenness is not drawn.
+  void nestSharding(const Axis &axis, IdNum &local, int64_t &cutBy, int64_t s, ParallelType type,
+                    std::vector<IdNum> &loopPart, std::vector<IdNum> &deviceIds);
   Bindings bindSymbols();
   std::vector<Lowering> lowerings(const std::vector<int64_t> &pDevices,
                                   const std::vector<int64_t> &cDevices,
@@ -67,6 +72,7 @@ private:
   std::vector<std::string> symbols_;
   std::map<std::string, int64_t> divisors_; ///< Symbol -> lcm of its device splits.
   bool uneven_ = false; ///< A constant device split that does not divide was kept.
+  bool nested_ = false; ///< A tensor has a nested sharding.
 };
 
 DeviceMesh CaseBuilder::randomMesh(int64_t firstDevice) {
@@ -74,7 +80,7 @@ DeviceMesh CaseBuilder::randomMesh(int64_t firstDevice) {
   std::vector<std::vector<int64_t>> shapes2d{{2, 2}, {2, 3}, {3, 2}, {2, 4}, {4, 2}};
   std::erase_if(shapes2d, [&](const auto &s) { return s[0] * s[1] > room; });
   std::vector<int64_t> shape;
-  if (!shapes2d.empty() && rand_.percent(30)) {
+  if (!shapes2d.empty() && rand_.percent(options_.mesh2dPercent)) {
     shape = rand_.pick(shapes2d);
   } else {
     std::vector<int64_t> sizes{1, 2, 2, 2, 3, 4, 4, 8};
@@ -112,6 +118,8 @@ std::vector<Axis> CaseBuilder::randomShape(int rank, const std::vector<int64_t> 
       axes.push_back({Extent::symbol(name), name});
     } else if (rand_.percent(35)) { // Matches a mesh axis: logical DIDs fit.
       axes.push_back({Extent::constant(rand_.pick(meshSizes)), ""});
+    } else if (meshSizes.size() > 1 && rand_.percent(20)) { // Nested DIDs fit.
+      axes.push_back({Extent::constant(meshSizes[0] * meshSizes[1]), ""});
     } else {
       axes.push_back({Extent::constant(rand_.between(1, options_.maxExtent)), ""});
     }
@@ -137,16 +145,24 @@ TensorNum CaseBuilder::makeTensor(const std::vector<Axis> &axes, const std::vect
   std::vector<IdNum> layout = logical; // Implicit layout, before allocation.
   std::vector<IdNum> deviceIds;
   std::vector<bool> sharded(rank, false);
+  // Per axis cut by outer splits: their factors' product, so that a nested
+  // sharding cuts the local part again (the default layout follows it down).
+  std::vector<int64_t> cutBy(rank, 1);
   for (int p = 0; mesh && p < mesh->rank() && p < 3; ++p) {
     ParallelType type = deviceDimFromIndex(p);
     const int64_t s = mesh->extentOf(type);
     std::vector<size_t> candidates;
     for (size_t i = 0; i < rank; ++i)
-      if (types[i] != IterType::Broadcast && !sharded[i])
+      if (types[i] != IterType::Broadcast &&
+          (!sharded[i] || (cutBy[i] > 1 && rand_.percent(options_.nestedPercent))))
         candidates.push_back(i);
     if (candidates.empty() || !rand_.percent(60))
       continue;
     const size_t i = rand_.pick(candidates);
+    if (sharded[i]) {
+      nestSharding(axes[i], layout[i], cutBy[i], s, type, loopParts[i], deviceIds);
+      continue;
+    }
     const auto constant = axes[i].extent.asConstant();
     if (types[i] == IterType::Reduction) { // Vacuous: rDID on the reduced axis.
       if (constant == s)
@@ -171,6 +187,7 @@ TensorNum CaseBuilder::makeTensor(const std::vector<Axis> &axes, const std::vect
     loopParts[i] = {ids.outer, ids.inner};
     layout[i] = ids.inner;
     sharded[i] = true;
+    cutBy[i] = inner ? 1 : s;
     deviceIds.push_back(ids.outer);
   }
   for (size_t i = 0; mesh && i < rank; ++i) // DIDs on broadcasts are vacuous.
@@ -189,6 +206,28 @@ TensorNum CaseBuilder::makeTensor(const std::vector<Axis> &axes, const std::vect
   }
   spec.mesh = mesh;
   return builder_.tensor(spec);
+}
+
+void CaseBuilder::nestSharding(const Axis &axis, IdNum &local, int64_t &cutBy, int64_t s,
+                               ParallelType type, std::vector<IdNum> &loopPart,
+                               std::vector<IdNum> &deviceIds) {
+  const auto constant = axis.extent.asConstant();
+  if (constant) { // The local part's extent is ceilDiv(E, cutBy).
+    const int64_t localExtent = (*constant + cutBy - 1) / cutBy;
+    bool even = *constant % cutBy == 0 && localExtent % s == 0;
+    if (!even && !rand_.percent(options_.unevenPercent))
+      return;
+    uneven_ = uneven_ || !even;
+  } else {
+    divisors_[axis.symbol] = std::lcm(divisors_[axis.symbol], cutBy * s);
+  }
+  auto ids = builder_.split(local, s, /*innerSplit=*/false, type);
+  loopPart.back() = ids.outer; // [.., DIDs outermost first, local part]
+  loopPart.push_back(ids.inner);
+  local = ids.inner;
+  cutBy *= s;
+  deviceIds.push_back(ids.outer);
+  nested_ = true;
 }
 
 Bindings CaseBuilder::bindSymbols() {
@@ -336,6 +375,7 @@ RandomEdgeCase CaseBuilder::build() {
   };
   result.lowerings = lowerings(devicesOf(pMesh), devicesOf(cMesh), pMesh, cMesh);
   result.description = describe(opName, producer, consumer, result.bindings);
+  result.nested = nested_;
   result.fusion = builder_.fusion();
   return result;
 }

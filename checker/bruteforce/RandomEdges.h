@@ -10,9 +10,10 @@
 // binary with a broadcast operand and single-axis sum reductions; 1-D and 2-D
 // meshes of 1..8 devices, equal or different for producer and consumer, and
 // occasionally no mesh; shardings on logical axes, outer-split by the mesh size
-// (occasionally uneven, occasionally via an inner split), on broadcast IDs, or
-// none; small constant and symbolic extents; occasional allocation domains
-// that permute the implicit layout.
+// (occasionally uneven, occasionally via an inner split), nested (a second
+// mesh axis outer-splitting the local part of an outer split, with no
+// allocation domain unless one is drawn), on broadcast IDs, or none; small constant and symbolic
+// extents; occasional allocation domains that permute the implicit layout.
 //
 // The same seed and options always give the same sequence (std::mt19937_64
 // with explicit distributions written here, not std::uniform_int_distribution,
@@ -41,6 +42,8 @@ struct RandomEdgeOptions {
   int unevenPercent = 15;        ///< Chance a non-dividing constant split is kept.
   int differentMeshPercent = 25; ///< Chance the consumer's mesh differs.
   int noMeshPercent = 4;         ///< Chance the producer or the consumer has no mesh.
+  int mesh2dPercent = 30;        ///< Chance a mesh is 2-D (when the devices allow).
+  int nestedPercent = 50;        ///< Chance a split axis may take a second mesh axis's DID.
 };
 
 /// One generated edge with what is needed to check it.
@@ -51,6 +54,8 @@ struct RandomEdgeCase {
   std::vector<Lowering> lowerings;
   /// One line naming the op, both tensors and the bindings (for failures).
   std::string description;
+  /// Whether a tensor has a nested sharding (two DIDs on one logical axis).
+  bool nested = false;
 };
 
 /// Builds one random case from `rng`.

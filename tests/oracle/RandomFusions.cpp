@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <numeric>
 #include <random>
 
@@ -93,6 +94,8 @@ private:
   int constantDim(int64_t extent);
   std::optional<Shard> shardFor(int dim, ParallelType did, int mesh);
   void drawShards(TensorSpec &t);
+  void nestShard(AxisSpec &a, const std::vector<ParallelType> &dids, std::set<ParallelType> &used,
+                 int m);
   void drawAllocation(TensorSpec &t);
 
   // --- Tensors. ---
@@ -262,12 +265,35 @@ void Generator::drawShards(TensorSpec &t) {
     a.shard = shardFor(a.dim, *did, t.mesh);
     if (a.shard)
       used.insert(*did);
+    if (a.shard && a.shard->style == ShardStyle::OuterSplit && a.type == IterType::Iteration &&
+        draw_.percent(60))
+      nestShard(a, dids, used, t.mesh);
   }
   if (t.mergeAt >= 0 && draw_.percent(50)) {
     ParallelType did = draw_.pick(dids);
     if (!used.count(did))
       t.mergedShard = shardFor(t.mergedDim, did, t.mesh);
   }
+}
+
+/// Cuts the local part of `a`'s outer split again with a DID `used` does not
+/// hold yet, when that divides (or, seldom, when it does not and the size is
+/// constant: a padded nested sharding).
+void Generator::nestShard(AxisSpec &a, const std::vector<ParallelType> &dids,
+                          std::set<ParallelType> &used, int m) {
+  std::vector<ParallelType> free;
+  std::copy_if(dids.begin(), dids.end(), std::back_inserter(free),
+               [&](ParallelType t) { return !used.count(t); });
+  if (free.empty())
+    return;
+  ParallelType did = draw_.pick(free);
+  const Dim &d = spec_.dims[static_cast<size_t>(a.dim)];
+  const int64_t outer = axisSize(m, a.shard->did), local = (d.extent + outer - 1) / outer;
+  bool divides = d.extent % outer == 0 && local % axisSize(m, did) == 0;
+  if (!divides && (d.symbolic || !draw_.percent(options_.unevenPercent)))
+    return;
+  a.shard->nested = did;
+  used.insert(did);
 }
 
 void Generator::drawAllocation(TensorSpec &t) {
@@ -825,9 +851,17 @@ void SpecBuilder::applyShard(IdNum id, const std::optional<Shard> &shard, int me
     ids = b_.split(id, *extent / s, /*innerSplit=*/true, shard->did);
   else
     ids = b_.split(id, s, /*innerSplit=*/false, shard->did);
-  loop.insert(loop.end(), {ids.outer, ids.inner});
-  layout.push_back(ids.inner);
+  loop.push_back(ids.outer);
   deviceIds.push_back(ids.outer);
+  if (shard->nested && shard->style == ShardStyle::OuterSplit) {
+    const int64_t t = spec_.meshes[static_cast<size_t>(mesh)].extentOf(*shard->nested);
+    auto cut = b_.split(ids.inner, t, /*innerSplit=*/false, *shard->nested);
+    loop.push_back(cut.outer);
+    deviceIds.push_back(cut.outer);
+    ids.inner = cut.inner;
+  }
+  loop.push_back(ids.inner);
+  layout.push_back(ids.inner);
 }
 
 void SpecBuilder::addTensor(const TensorSpec &t) {
@@ -1034,6 +1068,8 @@ std::set<std::string> specFeatures(const FusionSpec &spec) {
       if (!a.shard || t.mesh < 0)
         continue;
       f.insert(shardName(a));
+      if (a.shard->nested)
+        f.insert("shard:nested");
       const int64_t s = spec.meshes[static_cast<size_t>(t.mesh)].extentOf(a.shard->did);
       if (a.type == IterType::Iteration && spec.dims[static_cast<size_t>(a.dim)].extent % s != 0)
         f.insert("size:uneven");

@@ -14,7 +14,8 @@
 //   with a bias), Set.Permute with a root domain, broadcast, squeeze, expand, and reshape (a merge
 //   of two adjacent axes);
 // - shardings on logical IDs, outer (loop) splits by the mesh size with the
-//   DID on the outer output, or the equivalent inner split; on reduction IDs
+//   DID on the outer output (sometimes nested: a second DID outer-splitting
+//   the inner part), or the equivalent inner split; on reduction IDs
 //   (a partial sum, as nvFuser marks a sharded contraction) and on broadcast
 //   IDs (vacuous); each size has a preferred DID that most of its axes
 //   follow, so that both consistent and resharding edges are common; some
@@ -63,6 +64,10 @@ enum class ShardStyle {
 struct Shard {
   ParallelType did = ParallelType::DIDx;
   ShardStyle style = ShardStyle::OuterSplit;
+  /// OuterSplit only: a second DID cutting the split's inner (local) part
+  /// again by its mesh axis size, a nested sharding (DTensor's Shard(d) on
+  /// two mesh dims) that needs no allocation domain.
+  std::optional<ParallelType> nested;
 };
 
 /// One global size; the axes of different tensors that must agree share it.
