@@ -3,6 +3,7 @@
 #include "checker/LoopChecker.h"
 
 #include "ir/FusionGraph.h"
+#include "util/Checked.h"
 
 #include <set>
 
@@ -187,15 +188,21 @@ Outcome LoopChecker::checkSwizzledCover() {
                       std::to_string(l) + " to " + std::to_string(h) + ", and " + base +
                       "'s swizzled stream axis " + fusion_.id(out.axis).str() + " has extent " +
                       std::to_string(e) + " on a team of " + std::to_string(team);
-  int64_t it = h < l + team ? h : l + team;
+  // The model's bounds may be any 64-bit values: l + team past them is no iteration short.
+  std::optional<int64_t> full = checkedAdd(l, team);
+  bool missing = full && h < *full;
+  int64_t it = missing ? h : (full ? *full : h);
   c.message = "iteration " + loop_.loop.var + " = " + std::to_string(it) +
-              (h < l + team ? " is missing: a slot of " + base + " is written by no iteration ("
-                            : " writes a slot of " + base + " that another iteration writes (") +
+              (missing ? " is missing: a slot of " + base + " is written by no iteration ("
+                       : " writes a slot of " + base + " that another iteration writes (") +
               range + ")";
-  if (l >= 0 && h == l + team)
+  if (l >= 0 && full && h == *full)
     c.message = base + "'s swizzled stream axis has " + std::to_string(e) +
                 " slots, but nvFuser's ShardByStream takes the slot modulo the team size " +
                 std::to_string(team) + " (" + range + ")";
+  if (l < 0) // ShardByStream's slot of a negative index is no slot
+    c.message = "iteration " + loop_.loop.var + " = " + std::to_string(l) +
+                " takes a negative stream index (" + range + ")";
   return Outcome::refuted(std::move(c));
 }
 

@@ -2,6 +2,7 @@
 #include "checker/RingChecker.h"
 
 #include "checker/LoopChecker.h"
+#include "util/Checked.h"
 
 #include <algorithm>
 
@@ -118,7 +119,8 @@ Outcome RingChecker::checkSendPeer(int64_t printer) {
 Outcome RingChecker::checkCovers() {
   smt::Int lo = bound(ring_.loop.lo, std::nullopt), hi = bound(ring_.loop.hi, ring_.loop.rangeId);
   smt::Int nlo = ctx_.intVar("lo"), nhi = ctx_.intVar("hi");
-  auto r = solve("ring-covers-output", {nlo == lo, nhi == hi, !(hi == lo + d_)}, {"lo", "hi"});
+  auto r = solve("ring-covers-output", {nlo == lo, nhi == hi, !(0 <= lo && hi == lo + d_)},
+                 {"lo", "hi"});
   if (auto decided = provedOrUnknown(r, "ring-covers-output"))
     return *decided;
   int64_t l = r.model.at("lo"), h = r.model.at("hi");
@@ -126,12 +128,17 @@ Outcome RingChecker::checkCovers() {
   std::string range = " (the loop `" + ring_.loop.header + "` runs " + ring_.loop.var + " from " +
                       std::to_string(l) + " to " + std::to_string(h) + "; " + c + " has " +
                       std::to_string(d_) + " slots, one per device of the team)";
-  int64_t v = h < l + d_ ? std::max(h, l) : l + d_;
+  // The model's bounds may be any 64-bit values: l + d_ past them is no iteration short.
+  std::optional<int64_t> full = checkedAdd(l, d_);
+  bool missing = full && h < *full;
+  int64_t v = missing ? std::max(h, l) : (full ? *full : h);
   int64_t s = ((v % d_) + d_) % d_;
-  std::string msg = h < l + d_ ? iteration(v) + " is missing: slot " + std::to_string(s) + " of " +
-                                     c + " on " + device(0) + " is written by no iteration" + range
-                               : iteration(v) + " writes slot " + std::to_string(s) + " of " + c +
-                                     " on " + device(0) + " a second time" + range;
+  std::string msg = missing ? iteration(v) + " is missing: slot " + std::to_string(s) + " of " + c +
+                                  " on " + device(0) + " is written by no iteration" + range
+                            : iteration(v) + " writes slot " + std::to_string(s) + " of " + c +
+                                  " on " + device(0) + " a second time" + range;
+  if (l < 0) // ShardByStream's slot of a negative index is no slot
+    msg = iteration(l) + " takes the negative stream index " + std::to_string(l) + range;
   return Outcome::refuted(counterexample(r, 0, msg, "ring-covers-output"));
 }
 
