@@ -4,6 +4,7 @@
 #include "checker/EdgeChecker.h"
 #include "checker/ExprChecker.h"
 #include "checker/LoopChecker.h"
+#include "checker/RingChecker.h"
 #include "checker/Selection.h"
 
 #include <algorithm>
@@ -407,6 +408,78 @@ EdgeVerdict Checker::notCheckedInTime(const Fusion &fusion, const FusionEdge &ed
   return v;
 }
 
+namespace {
+
+/// The loop claims of a looped statement, from their outcome.
+LoopClaims loopClaimsOf(const Outcome &o, const std::string &header) {
+  LoopClaims c;
+  c.header = header;
+  switch (o.kind) {
+  case Outcome::Kind::Proved:
+    c.status = LoopClaims::Status::Proved;
+    break;
+  case Outcome::Kind::Refuted:
+    c.status = LoopClaims::Status::Refuted;
+    c.counterexample = o.counterexample;
+    break;
+  case Outcome::Kind::Unknown:
+    c.status = LoopClaims::Status::Unknown;
+    break;
+  case Outcome::Kind::Unsupported:
+    c.status = LoopClaims::Status::Unsupported;
+    break;
+  }
+  c.reason = o.reason;
+  return c;
+}
+
+} // namespace
+
+EdgeVerdict Checker::checkRingEdge(const Fusion &fusion, const FusionEdge &edge, smt::Context &ctx,
+                                   EdgeVerdict v) {
+  const Expr &expr = fusion.exprs[edge.expr];
+  RingPermute ring = std::get<RingPermute>(ringPermute(fusion, expr));
+  RingChecker rc(fusion, ring, ctx);
+  Outcome o = rc.check();
+  if (auto violation = communicationRuleViolation(expr)) {
+    Counterexample broken;
+    broken.message = *violation;
+    broken.rule = "communication-form";
+    o = Outcome::refuted(broken);
+  }
+  CompilerVerdict cv = *compilerChoice(fusion, edge);
+  // The ring is the compiler's own lowering and the only one the checker
+  // has for this edge: its verdict is the edge's and the compiler's.
+  v.lowering.kind = CommKind::CollectivePermute;
+  v.lowering.teams = {Team{ring.team, std::nullopt, {}}};
+  cv.lowering = v.lowering;
+  switch (o.kind) {
+  case Outcome::Kind::Proved:
+    v.result = EdgeResult::Proved;
+    cv.result = CompilerResult::Confirmed;
+    v.assumptions = rc.assumptions();
+    break;
+  case Outcome::Kind::Refuted:
+    v.result = EdgeResult::Refuted;
+    v.counterexample = cv.counterexample = o.counterexample;
+    cv.result = CompilerResult::Refuted;
+    break;
+  case Outcome::Kind::Unknown:
+    v.result = EdgeResult::Unknown;
+    v.reason = cv.reason = o.reason;
+    cv.result = CompilerResult::Unknown;
+    break;
+  case Outcome::Kind::Unsupported:
+    setNoLowering(v, EdgeResult::Unmodelled, o.reason);
+    cv.result = CompilerResult::Unknown;
+    cv.reason = o.reason;
+    break;
+  }
+  v.compiler = std::move(cv);
+  v.loopClaims = loopClaimsOf(o, ring.loop.header);
+  return v;
+}
+
 EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
                                const std::vector<int64_t> &universe) {
   EdgeVerdict v;
@@ -417,6 +490,8 @@ EdgeVerdict Checker::checkEdge(const Fusion &fusion, const FusionEdge &edge,
   if (so.deadline && std::chrono::steady_clock::now() >= *so.deadline)
     return notCheckedInTime(fusion, edge, std::move(v));
   smt::Context ctx(so, &queryCache_, &stats_.solver, &solverBackend_);
+  if (isCollectivePermute(expr) && !edge.map.unsupported)
+    return checkRingEdge(fusion, edge, ctx, std::move(v));
   EdgeChecker ec(fusion, edge, ctx, universe);
 
   Outcome local = ec.checkLocal();
@@ -509,7 +584,10 @@ std::vector<EdgeVerdict> Checker::checkFusion(const Fusion &fusion, const Fusion
   for (const auto &edge : graph.edges()) {
     ++stats_.edges;
     std::string key;
-    if (options_.useEdgeCache) {
+    // A ring's verdict rests on its printed peers, which the structural key
+    // leaves out.
+    bool cacheable = options_.useEdgeCache && !isCollectivePermute(fusion.exprs[edge.expr]);
+    if (cacheable) {
       key = universeKey + "\n" + canonicalEdgeKey(fusion, edge);
       auto it = edgeCache_.find(key);
       // Verdicts whose reasons name IterDomains are recomputed: only tensor
@@ -532,7 +610,7 @@ std::vector<EdgeVerdict> Checker::checkFusion(const Fusion &fusion, const Fusion
       }
     }
     EdgeVerdict v = checkEdge(fusion, edge, universe);
-    if (options_.useEdgeCache)
+    if (cacheable)
       edgeCache_[key] = v;
     verdicts.push_back(std::move(v));
   }
@@ -675,6 +753,7 @@ void Checker::checkHostLoops(const Fusion &fusion, const FusionGraph &graph,
     // The compiler's choice for any looped statement (a Communication, or
     // nvFuser's lowering of a looped resharding Set) holds only with the
     // loop claims; a looped statement's own edge too.
+    verdicts[i].loopClaims = loopClaimsOf(*checked[exprIndex], ls->loop.header);
     applyLoopOutcome(*checked[exprIndex], ls->loop.header, verdicts[i]);
     if (!communication)
       applyLoopOutcomeToEdge(*checked[exprIndex], ls->loop.header, verdicts[i]);

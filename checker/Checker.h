@@ -19,6 +19,7 @@
 #include "checker/smt/Smt.h"
 #include "ir/FusionGraph.h"
 #include "ir/HostLoops.h"
+#include "ir/RingPermute.h"
 
 #include <chrono>
 #include <map>
@@ -75,8 +76,8 @@ const char *compilerResultStatusName(CompilerResult r);
 
 /// The compiler's own choice for an edge and its verdict.
 struct CompilerVerdict {
-  /// The choice; nullopt when its collective is none the checker lowers to
-  /// (a CollectivePermute), which is then unknown.
+  /// The choice; nullopt when the checker cannot judge it as a lowering (a
+  /// CollectivePermute outside a modelled ring), which is then unknown.
   std::optional<Lowering> lowering;
   CompilerResult result = CompilerResult::Unknown;
   std::optional<Counterexample> counterexample;
@@ -89,6 +90,19 @@ struct CompilerVerdict {
   std::string loweringText() const;
   /// The lowering's kind (commKindName), `unsupported` when there is none.
   const char *communicationName() const;
+};
+
+/// The claims a host loop adds to the statement posted in it (LoopChecker:
+/// its slices, read ranges and coverage; for a CollectivePermute ring the
+/// ring's claims, RingChecker), decided once per statement.
+struct LoopClaims {
+  enum class Status { Proved, Refuted, Unknown, Unsupported };
+  Status status = Status::Unknown;
+  std::string header; ///< The loop's header, as printed.
+  /// Refuted: the failure (it names the iteration). Unknown, Unsupported:
+  /// the reason.
+  std::optional<Counterexample> counterexample;
+  std::string reason;
 };
 
 struct EdgeVerdict {
@@ -116,6 +130,9 @@ struct EdgeVerdict {
   std::vector<PlannedStep> steps;
   std::vector<std::string> assumptions; ///< Sizes the proof covers, e.g. `i0 % 2 == 0`.
   std::optional<CompilerVerdict> compiler;
+  /// For an edge of a statement posted in a host loop that the loop model
+  /// reads: its loop claims; nullopt elsewhere.
+  std::optional<LoopClaims> loopClaims;
   bool fromCache = false;
 
   /// The lowering's text (Lowering::str), `unsupported` for a result
@@ -149,6 +166,10 @@ private:
   EdgeVerdict checkEdge(const Fusion &fusion, const FusionEdge &edge,
                         const std::vector<int64_t> &universe);
   std::optional<CompilerVerdict> compilerChoice(const Fusion &fusion, const FusionEdge &edge);
+  /// The edge of a CollectivePermute of a modelled ring (ir/RingPermute.h):
+  /// the ring's claims (RingChecker) decide it and the compiler's choice.
+  EdgeVerdict checkRingEdge(const Fusion &fusion, const FusionEdge &edge, smt::Context &ctx,
+                            EdgeVerdict v);
   /// `v` (located) as unknown: the run's deadline passed before its turn.
   EdgeVerdict notCheckedInTime(const Fusion &fusion, const FusionEdge &edge, EdgeVerdict v);
   /// The runtime whose rules the compiler's choice for `expr` must meet.

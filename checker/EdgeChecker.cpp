@@ -915,6 +915,8 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
   try {
     if (edge_.map.unsupported)
       return Outcome::unsupported(*edge_.map.unsupported);
+    if (lowering.kind == CommKind::CollectivePermute)
+      return Outcome::unsupported("a CollectivePermute is checked as a ring step (RingChecker)");
     Outcome c = checkConstraints();
     if (c.kind != Outcome::Kind::Proved)
       return c;

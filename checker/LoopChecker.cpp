@@ -3,6 +3,7 @@
 #include "checker/LoopChecker.h"
 
 #include "ir/FusionGraph.h"
+#include "util/Checked.h"
 
 #include <set>
 
@@ -21,7 +22,8 @@ std::string indexStr(const std::vector<int64_t> &index) {
   return s + "]";
 }
 
-/// Proved (unsat) or unknown, or nullopt for a model: a counterexample.
+} // namespace
+
 std::optional<Outcome> provedOrUnknown(const smt::QueryResult &r, const std::string &query) {
   if (r.answer == smt::Answer::Unsat)
     return Outcome::proved();
@@ -30,22 +32,38 @@ std::optional<Outcome> provedOrUnknown(const smt::QueryResult &r, const std::str
   return std::nullopt;
 }
 
-} // namespace
+smt::Int loopBoundTerm(Encoder &enc, const Extent &bound, std::optional<IdNum> rangeId) {
+  if (rangeId)
+    return enc.extent(*rangeId);
+  if (auto c = bound.asConstant())
+    return enc.ctx().intVal(*c);
+  return enc.symbol(bound.symbolName());
+}
+
+smt::Bool inHostLoopRange(Encoder &enc, const HostLoop &loop, const smt::Int &v) {
+  return loopBoundTerm(enc, loop.lo, std::nullopt) <= v &&
+         v < loopBoundTerm(enc, loop.hi, loop.rangeId);
+}
+
+smt::QueryResult solveWithSymbols(Encoder &enc, const std::string &name,
+                                  std::vector<smt::Bool> assertions,
+                                  std::vector<std::string> vars) {
+  assertions.push_back(enc.symbolsPositive()); // last: every symbol exists by now
+  auto symbols = enc.symbolVars();
+  vars.insert(vars.end(), symbols.begin(), symbols.end());
+  return enc.ctx().check(name, assertions, vars);
+}
 
 LoopChecker::LoopChecker(const Fusion &fusion, const LoopedStatement &loop, smt::Context &ctx,
                          std::vector<int64_t> universe)
     : fusion_(fusion), loop_(loop), ctx_(ctx), enc_(ctx, fusion), universe_(std::move(universe)) {}
 
 smt::Int LoopChecker::bound(const Extent &e, std::optional<IdNum> id) {
-  if (id)
-    return enc_.extent(*id);
-  if (auto c = e.asConstant())
-    return ctx_.intVal(*c);
-  return enc_.symbol(e.symbolName());
+  return loopBoundTerm(enc_, e, id);
 }
 
 smt::Bool LoopChecker::inLoop(const smt::Int &s) {
-  return bound(loop_.loop.lo, std::nullopt) <= s && s < bound(loop_.loop.hi, loop_.loop.rangeId);
+  return inHostLoopRange(enc_, loop_.loop, s);
 }
 
 smt::Bool LoopChecker::constraints() {
@@ -69,10 +87,7 @@ smt::Bool LoopChecker::sliceConstraints(const SliceView &view) {
 
 smt::QueryResult LoopChecker::solve(const std::string &name, std::vector<smt::Bool> assertions,
                                     std::vector<std::string> vars) {
-  assertions.push_back(enc_.symbolsPositive()); // last: every symbol exists by now
-  auto symbols = enc_.symbolVars();
-  vars.insert(vars.end(), symbols.begin(), symbols.end());
-  return ctx_.check(name, assertions, vars);
+  return solveWithSymbols(enc_, name, std::move(assertions), std::move(vars));
 }
 
 std::string LoopChecker::iteration(const smt::Model &m) const {
@@ -98,8 +113,9 @@ Outcome LoopChecker::checkView(const SliceView &view) {
       devices.insert(universe_.begin(), universe_.end());
   std::vector<smt::Bool> a{constraints(), inLoop(s), y.inRange, x.inRange,
                            isAmong(ctx_, {devices.begin(), devices.end()}, d)};
+  smt::Int index = view.swizzled ? swizzledSlot(view, s, d) : s;
   for (size_t k = 0, j = 0; k < x.baseVars.size(); ++k)
-    a.push_back(k == view.position ? x.baseVars[k] == s : x.baseVars[k] == y.baseVars[j++]);
+    a.push_back(k == view.position ? x.baseVars[k] == index : x.baseVars[k] == y.baseVars[j++]);
   smt::Bool holdsSlice = enc_.holds(v, d, y), holdsBase = enc_.holds(b, d, x);
   a.push_back(differ(holdsSlice, holdsBase));
   smt::Int heldFlag = ctx_.intVar("hs"); // which of the two d holds, for the message
@@ -139,8 +155,61 @@ Outcome LoopChecker::checkReadsInRange(const SliceView &in) {
   return Outcome::refuted(std::move(c));
 }
 
+smt::Int LoopChecker::swizzledSlot(const SliceView &view, const smt::Int &s, const smt::Int &d) {
+  const TensorView &base = fusion_.tensor(view.base);
+  if (!base.mesh || base.mesh->rank() != 1)
+    throw Unsupported("the swizzled slice " + fusion_.tensor(view.view).name() +
+                      " is not of a tensor on a 1-D mesh");
+  smt::Int t = enc_.coordinate(d, *base.mesh, ParallelType::DIDx);
+  // nvFuser's ShardByStream: (index + team index) % team size; indices
+  // are never negative here (the loop's lower bound is checked apart).
+  return ctx_.mod(s + t, ctx_.intVal(base.mesh->size()));
+}
+
+Outcome LoopChecker::checkSwizzledCover() {
+  const SliceView &out = *loop_.write;
+  smt::Int lo = bound(loop_.loop.lo, std::nullopt), hi = bound(loop_.loop.hi, loop_.loop.rangeId);
+  smt::Int extent = enc_.extent(out.axis);
+  int64_t team = fusion_.tensor(out.base).mesh->size();
+  smt::Int nlo = ctx_.intVar("lo"), nhi = ctx_.intVar("hi"), ne = ctx_.intVar("e");
+  // Device t writes the slots (s + t) % team of consecutive s: every slot
+  // once exactly when the loop runs `team` iterations from 0 or more over an
+  // axis of `team` slots.
+  smt::QueryResult r = solve("loop-covers-output",
+                             {constraints(), nlo == lo, nhi == hi, ne == extent,
+                              !(0 <= lo && hi == lo + team && extent == ctx_.intVal(team))},
+                             {"lo", "hi", "e"});
+  if (auto decided = provedOrUnknown(r, "loop-covers-output"))
+    return *decided;
+  Counterexample c = counterexampleOf(r.model, enc_, "");
+  int64_t l = r.model.at("lo"), h = r.model.at("hi"), e = r.model.at("e");
+  std::string base = fusion_.tensor(out.base).name();
+  std::string range = "the loop `" + loop_.loop.header + "` runs " + loop_.loop.var + " from " +
+                      std::to_string(l) + " to " + std::to_string(h) + ", and " + base +
+                      "'s swizzled stream axis " + fusion_.id(out.axis).str() + " has extent " +
+                      std::to_string(e) + " on a team of " + std::to_string(team);
+  // The model's bounds may be any 64-bit values: l + team past them is no iteration short.
+  std::optional<int64_t> full = checkedAdd(l, team);
+  bool missing = full && h < *full;
+  int64_t it = missing ? h : (full ? *full : h);
+  c.message = "iteration " + loop_.loop.var + " = " + std::to_string(it) +
+              (missing ? " is missing: a slot of " + base + " is written by no iteration ("
+                       : " writes a slot of " + base + " that another iteration writes (") +
+              range + ")";
+  if (l >= 0 && full && h == *full)
+    c.message = base + "'s swizzled stream axis has " + std::to_string(e) +
+                " slots, but nvFuser's ShardByStream takes the slot modulo the team size " +
+                std::to_string(team) + " (" + range + ")";
+  if (l < 0) // ShardByStream's slot of a negative index is no slot
+    c.message = "iteration " + loop_.loop.var + " = " + std::to_string(l) +
+                " takes a negative stream index (" + range + ")";
+  return Outcome::refuted(std::move(c));
+}
+
 Outcome LoopChecker::checkCoversOutput() {
   const SliceView &out = *loop_.write;
+  if (out.swizzled)
+    return checkSwizzledCover();
   smt::Int s = ctx_.intVar("it");
   smt::Int extent = enc_.extent(out.axis);
   smt::Bool inAxis = 0 <= s && s < extent;

@@ -16,6 +16,9 @@
 //     each read view's base axis;
 //   - `loop-covers-output`: the iterations write every index of the write
 //     view's base axis, each once, and nothing past it.
+// A swizzled write view (a ShardByStream slot of a CollectivePermute ring,
+// ir/RingPermute.h) is the slot (s + t) % D on the device of team index t:
+// its claims are the same with that slot in place of s.
 // Together with the per-iteration edges, these say that after the loop the
 // written base holds exactly what the operation, applied slice by slice,
 // delivers. A counterexample names the iteration (`iteration i18 = 2`).
@@ -30,6 +33,17 @@
 #include <vector>
 
 namespace shardcheck {
+
+/// The term of a host loop bound (`FOR v in ID` ranges over ID's extent).
+smt::Int loopBoundTerm(Encoder &enc, const Extent &bound, std::optional<IdNum> rangeId);
+/// `lo <= v < hi` for the iterations of `loop`.
+smt::Bool inHostLoopRange(Encoder &enc, const HostLoop &loop, const smt::Int &v);
+/// Proved (unsat) or unknown, or nullopt for a model: a counterexample.
+std::optional<Outcome> provedOrUnknown(const smt::QueryResult &r, const std::string &query);
+/// Checks `assertions` with every symbol of `enc` positive, reporting
+/// `vars` and the symbols in the model.
+smt::QueryResult solveWithSymbols(Encoder &enc, const std::string &name,
+                                  std::vector<smt::Bool> assertions, std::vector<std::string> vars);
 
 class LoopChecker {
 public:
@@ -52,6 +66,11 @@ private:
   Outcome checkView(const SliceView &view);
   Outcome checkReadsInRange(const SliceView &in);
   Outcome checkCoversOutput();
+  /// loop-covers-output for a swizzled write view: every device writes each
+  /// slot once.
+  Outcome checkSwizzledCover();
+  /// The slot device `d` takes in iteration `s` of a swizzled slice.
+  smt::Int swizzledSlot(const SliceView &view, const smt::Int &s, const smt::Int &d);
   smt::Int bound(const Extent &e, std::optional<IdNum> id);
   /// The loop variable `it` within [lo, hi).
   smt::Bool inLoop(const smt::Int &s);

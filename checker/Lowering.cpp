@@ -13,6 +13,7 @@ constexpr std::pair<CommKind, CollectiveType> kLoweringCollectives[] = {
   SC_COLLECTIVE_IF(lowering, {CommKind::name, CollectiveType::name}, )
     SHARDCHECK_COLLECTIVES(SC_LOWERING_ROW)
 #undef SC_LOWERING_ROW
+        {CommKind::CollectivePermute, CollectiveType::CollectivePermute},
 };
 
 /// The kinds that are no collective, with their spellings.

@@ -25,6 +25,10 @@ enum class CommKind {
 #define SC_COMM_KIND(name, hostIr, lowering, ...) SC_COLLECTIVE_IF(lowering, name, )
   SHARDCHECK_COLLECTIVES(SC_COMM_KIND)
 #undef SC_COMM_KIND
+  /// nvFuser's ring step (checker/RingChecker.h): never a lowering the
+  /// checker chooses (the list's `lowering` column is false), only the
+  /// compiler's own, judged as a ring.
+  CollectivePermute,
 };
 
 /// How reports name the lowering a verdict lacks: an edge no single lowering

@@ -8,6 +8,7 @@
 
 #include "ir/Constraints.h"
 #include "ir/HostLoops.h"
+#include "ir/RingPermute.h"
 #include "util/Checked.h"
 #include "util/Sha256.h"
 #include "util/Version.h"
@@ -741,27 +742,26 @@ void Builder::addSlices() {
 }
 
 PlanVerdict Builder::loopVerdict(size_t edgeIndex, const HostLoop &loop) const {
-  // The checker proves a looped Communication's loop claims together with
-  // the compiler's choice: a failed claim refutes (or leaves unknown) that
-  // choice with rule `host-loop` (checker/Checker.cpp, applyLoopOutcome);
-  // where the choice was not confirmed for another reason, the claims were
-  // not established.
+  // The checker decides a looped Communication's loop claims once
+  // (EdgeVerdict::loopClaims); the compiler's choice is confirmed only when
+  // they hold, so the loop step needs both.
   const EdgeVerdict &v = verdicts_[edgeIndex];
   PlanVerdict pv = verdictAbout(edgeIndex);
   pv.claim = "the loop `" + loop.header + "` reads in range and covers the output";
   const auto &c = v.compiler;
-  bool loopFailed =
-      c && ((c->counterexample && c->counterexample->rule == "host-loop") ||
-            (c->result == CompilerResult::Unknown && c->reason.rfind("its loop `", 0) == 0));
-  if (c && (c->result == CompilerResult::Confirmed || c->result == CompilerResult::Unnecessary)) {
+  const auto &claims = v.loopClaims;
+  bool confirmed =
+      c && (c->result == CompilerResult::Confirmed || c->result == CompilerResult::Unnecessary);
+  if (claims && claims->status != LoopClaims::Status::Proved) {
+    pv.status =
+        claims->status == LoopClaims::Status::Refuted ? PlanStatus::Refuted : PlanStatus::Unknown;
+    pv.detail = claims->counterexample ? claims->counterexample->message : claims->reason;
+  } else if (claims && confirmed) {
     pv.status = PlanStatus::Proved;
-  } else if (loopFailed) {
-    pv.status = planStatus(c->result);
-    pv.detail = c->counterexample ? c->counterexample->message : c->reason;
   } else {
     pv.status = PlanStatus::Unknown;
-    pv.detail = "the loop claims were not established: the compiler's Communication is not "
-                "confirmed";
+    pv.detail = claims ? "the compiler's Communication is not confirmed"
+                       : "the loop claims were not established";
   }
   return pv;
 }
@@ -824,6 +824,14 @@ Plan Builder::build() {
   for (size_t e = 0; e < f_.exprs.size(); ++e)
     if (isInHostLoop(f_.exprs[e])) {
       auto model = loopedStatement(f_, f_.exprs[e]);
+      // A ring's slots differ per device (ir/RingPermute.h); plan steps
+      // name one window per iteration for every device.
+      if (isCollectivePermute(f_.exprs[e]))
+        model = std::string("a plan step for a CollectivePermute ring (per-device peers and "
+                            "swizzled slots) is not implemented");
+      else if (auto *ls = std::get_if<LoopedStatement>(&model);
+               ls && ls->write && ls->write->swizzled)
+        model = std::string("it writes a swizzled slot, which plan steps do not name");
       if (auto *why = std::get_if<std::string>(&model))
         throw PlanError("no plan can run this statement of the loop `" +
                             f_.exprs[e].attr(kHostLoopAttr) + "`: " + *why,

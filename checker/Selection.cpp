@@ -267,7 +267,9 @@ std::optional<Lowering> loweringOfCommunication(const Fusion &fusion, const Expr
   SC_ASSERT(expr.communication, "not a communication");
   const CommunicationInfo &ci = *expr.communication;
   auto kind = commKindFromCollective(ci.type);
-  if (!kind)
+  // A CollectivePermute's peers are per device and per iteration: only the
+  // ring checker (checker/RingChecker.h) lowers it.
+  if (!kind || *kind == CommKind::CollectivePermute)
     return std::nullopt;
   Lowering l;
   l.kind = *kind;

@@ -52,7 +52,8 @@ std::optional<std::string> communicationRuleViolation(const Expr &expr);
 
 /// The lowering a host IR Communication states, with its team expanded to
 /// every parallel team of the mesh when it is one row of it; nullopt for a
-/// collective the checker does not lower to (CollectivePermute).
+/// CollectivePermute (only the ring checker, checker/RingChecker.h, judges
+/// one).
 std::optional<Lowering> loweringOfCommunication(const Fusion &fusion, const Expr &expr);
 
 } // namespace shardcheck

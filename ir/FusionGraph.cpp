@@ -1,6 +1,8 @@
 // Producer -> consumer graph and per-op domain maps; see FusionGraph.h.
 #include "ir/FusionGraph.h"
 
+#include "ir/RingPermute.h"
+
 #include "ir/HostLoops.h"
 #include "ir/PointwiseOps.h"
 #include "ir/Scalars.h"
@@ -256,6 +258,25 @@ std::optional<std::string> unshardedReduction(const Fusion &f, const Expr &e, Te
 
 } // namespace
 
+/// A CollectivePermute of a modelled ring (ir/RingPermute.h): the slot's
+/// axes map to the input's other axes, the input's sharded axis to none (the
+/// ring checker proves which shard lands in each slot).
+static DomainMap ringMap(const Fusion &fusion, const Expr &expr, const std::vector<IdNum> &c,
+                         const std::vector<IdNum> &p) {
+  MapBuilder m(fusion, c, p);
+  auto ring = ringPermute(fusion, expr);
+  if (auto *why = std::get_if<std::string>(&ring))
+    return m.unsupported("shardcheck models a CollectivePermute only as a step of nvFuser's "
+                         "Swizzle1D ring: " +
+                         *why);
+  size_t position = std::get<RingPermute>(ring).position;
+  if (c.size() + 1 != p.size())
+    return m.unsupported("the ring's slot and its input differ in rank");
+  for (size_t k = 0; k < c.size(); ++k)
+    m.map(k, k < position ? k : k + 1);
+  return m.finish();
+}
+
 DomainMap computeDomainMap(const Fusion &fusion, const Expr &expr, size_t operandIndex,
                            TensorNum consumer) {
   SC_ASSERT(operandIndex < expr.inputs.size() && expr.inputs[operandIndex].tensor,
@@ -266,11 +287,8 @@ DomainMap computeDomainMap(const Fusion &fusion, const Expr &expr, size_t operan
   const auto p = dataLogicalIds(fusion, fusion.tensor(producer));
   if (auto scalar = unreadableScalar(expr))
     return MapBuilder(fusion, c, p).unsupported(*scalar);
-  if (expr.communication && expr.communication->type == CollectiveType::CollectivePermute)
-    return MapBuilder(fusion, c, p)
-        .unsupported("shardcheck has no model for CollectivePermute (its peers, send_peer=" +
-                     shownToken(expr.attr("send_peer")) + " and recv_peer=" +
-                     shownToken(expr.attr("recv_peer")) + ", are computed at run time)");
+  if (isCollectivePermute(expr))
+    return ringMap(fusion, expr, c, p);
   if (auto lacking = unshardedReduction(fusion, expr, producer))
     return MapBuilder(fusion, c, p).unsupported(*lacking);
   // A statement in a host loop acts on one iteration's slices; where they

@@ -9,6 +9,7 @@
 #include "ir/HostLoops.h"
 
 #include "ir/FusionGraph.h"
+#include "ir/RingPermute.h"
 
 #include <algorithm>
 #include <cctype>
@@ -157,17 +158,13 @@ bool sameHostLoop(const Expr &a, const Expr &b) {
          a.attr(kHostLoopOuterAttr) == b.attr(kHostLoopOuterAttr);
 }
 
-namespace {
-
-size_t indexOf(const Fusion &f, const Expr &e) {
+size_t exprIndexOf(const Fusion &f, const Expr &e) {
   for (size_t i = 0; i < f.exprs.size(); ++i)
     if (&f.exprs[i] == &e)
       return i;
   return f.exprs.size();
 }
 
-/// Why `base` cannot be a base this loop writes slice by slice: another
-/// statement writes it too, or a statement of the loop reads it whole.
 std::optional<std::string> writtenBaseProblem(const Fusion &f, const Expr &writer, TensorNum base) {
   std::string name = f.tensor(base).name();
   if (f.producerExpr(base))
@@ -182,11 +179,28 @@ std::optional<std::string> writtenBaseProblem(const Fusion &f, const Expr &write
   return std::nullopt;
 }
 
+namespace {
+
+/// A ShardByStream write view: read only where the print implies its
+/// swizzle (ir/RingPermute.h, swizzledWrite).
+std::optional<std::string> modelSwizzledWrite(const Fusion &f, const Expr &e, LoopedStatement &ls) {
+  auto write = swizzledWrite(f, e);
+  if (auto *why = std::get_if<std::string>(&write))
+    return *why;
+  const auto &w = std::get<SwizzledWrite>(write);
+  if (auto why = writtenBaseProblem(f, e, w.base))
+    return *why;
+  ls.write = SliceView{e.outputs[0], w.base, w.streamAxis, w.position, /*swizzled=*/true};
+  return std::nullopt;
+}
+
 /// The write side: the write view, or a value that only later statements
 /// of the same iteration read.
 std::optional<std::string> modelWrite(const Fusion &f, const Expr &e, LoopedStatement &ls) {
   TensorNum out = e.outputs[0];
   if (auto base = outputViewBase(e)) {
+    if (e.attr(kOutputViewOpAttr) == "ShardByStream")
+      return modelSwizzledWrite(f, e, ls);
     if (!e.attr(kOutputViewOpAttr).empty())
       return "it writes through a " + e.attr(kOutputViewOpAttr) +
              " view, which the loop model does not read";
@@ -238,7 +252,7 @@ std::optional<std::string> modelRead(const Fusion &f, const Expr &e, TensorNum i
     if (!sameHostLoop(*p, e))
       return "its operand " + name + " is computed in another loop (`" + p->attr(kHostLoopAttr) +
              "`), which leaves only its last iteration's value";
-    if (indexOf(f, *p) > indexOf(f, e))
+    if (exprIndexOf(f, *p) > exprIndexOf(f, e))
       return "its operand " + name + " is computed later in the loop body";
     return std::nullopt;
   }
@@ -250,9 +264,7 @@ std::optional<std::string> modelRead(const Fusion &f, const Expr &e, TensorNum i
 
 } // namespace
 
-std::variant<LoopedStatement, std::string> loopedStatement(const Fusion &f, const Expr &e) {
-  if (!isInHostLoop(e) || isSliceView(e))
-    return std::string("it is not a statement posted in a host loop");
+std::variant<HostLoop, std::string> hostLoopOf(const Fusion &f, const Expr &e) {
   if (std::string branch = e.attr(kHostBranchAttr); !branch.empty())
     return "it is posted in the branch `" + branch + "` of the loop, which only some devices take";
   if (std::string outer = e.attr(kHostLoopOuterAttr); !outer.empty())
@@ -260,6 +272,15 @@ std::variant<LoopedStatement, std::string> loopedStatement(const Fusion &f, cons
   auto loop = parseLoop(f, e.attr(kHostLoopAttr));
   if (auto *why = std::get_if<std::string>(&loop))
     return "the loop `" + e.attr(kHostLoopAttr) + "` is not modelled: " + *why;
+  return loop;
+}
+
+std::variant<LoopedStatement, std::string> loopedStatement(const Fusion &f, const Expr &e) {
+  if (!isInHostLoop(e) || isSliceView(e))
+    return std::string("it is not a statement posted in a host loop");
+  auto loop = hostLoopOf(f, e);
+  if (auto *why = std::get_if<std::string>(&loop))
+    return *why;
   LoopedStatement ls;
   ls.loop = std::get<HostLoop>(loop);
   if (e.outputs.size() != 1)

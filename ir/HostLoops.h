@@ -86,6 +86,10 @@ struct SliceView {
   TensorNum base = 0;
   IdNum axis = 0;      ///< A logical data ID of base.
   size_t position = 0; ///< Its position among base's logical data IDs.
+  /// A ShardByStream of a Swizzle1D stream axis (ir/RingPermute.h): in
+  /// iteration s the device of team index t (its coordinate along the 1-D
+  /// mesh) takes the slot (s + t) % E, not s.
+  bool swizzled = false;
 };
 
 /// A statement run once per iteration: in iteration s it reads the slices
@@ -108,6 +112,17 @@ using LoopedCommunication = LoopedStatement;
 bool isInHostLoop(const Expr &expr);
 /// Whether `a` and `b` are in the same loop of their block.
 bool sameHostLoop(const Expr &a, const Expr &b);
+
+/// The loop a statement posted in a host loop runs in, or why it is not
+/// modelled (a branch inside the loop, a nested loop, a header it cannot
+/// read).
+std::variant<HostLoop, std::string> hostLoopOf(const Fusion &f, const Expr &e);
+/// Why `base` cannot be a base `writer`'s loop writes slice by slice:
+/// another statement computes or writes it too, or a statement of the loop
+/// reads it whole; nullopt when it can.
+std::optional<std::string> writtenBaseProblem(const Fusion &f, const Expr &writer, TensorNum base);
+/// The position of `e` in `f.exprs` (f.exprs.size() when it is none).
+size_t exprIndexOf(const Fusion &f, const Expr &e);
 
 /// The loop model of a statement of `f` posted in a host loop, or the
 /// reason (a sentence) it does not fit the model.

@@ -4,6 +4,7 @@
 #include "checker/bruteforce/ConcreteTensor.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace shardcheck::bruteforce {
@@ -41,6 +42,11 @@ public:
   std::optional<BruteResult> sliceMismatch(const SliceView &view) const;
   std::optional<BruteResult> readOutOfRange(const SliceView &in) const;
   std::optional<BruteResult> outputNotCovered(const SliceView &out) const;
+  /// A swizzled write view: every device writes each slot once.
+  std::optional<BruteResult> swizzledNotCovered(const SliceView &out) const;
+  /// The slot device `d` takes in iteration `s` of a swizzled slice
+  /// (nvFuser's ShardByStream: (s + team index) % team size).
+  int64_t swizzledSlot(const SliceView &view, int64_t s, int64_t d) const;
 
 private:
   std::string iteration(int64_t s) const {
@@ -70,11 +76,15 @@ std::optional<BruteResult> LoopRun::sliceMismatch(const SliceView &view) const {
     work = checkedMul(*work, static_cast<int64_t>(devices.size()));
   if (!work || *work > kWorkLimit)
     stopUnsupported("the loop over " + v.name() + " is too large for brute force");
-  for (int64_t s = std::max<int64_t>(lo_, 0); s < std::min(hi_, axisExtent(base, view)); ++s)
+  int64_t last = view.swizzled ? hi_ : std::min(hi_, axisExtent(base, view));
+  for (int64_t s = std::max<int64_t>(lo_, 0); s < last; ++s)
     for (int64_t d : devices)
       for (int64_t y = 0; y < v.elementCount(); ++y) {
         Coords x = v.coordsOf(y);
-        x.insert(x.begin() + static_cast<std::ptrdiff_t>(view.position), s);
+        int64_t index = view.swizzled ? swizzledSlot(view, s, d) : s;
+        if (index >= axisExtent(base, view))
+          continue; // Past the axis: the coverage claim reports it.
+        x.insert(x.begin() + static_cast<std::ptrdiff_t>(view.position), index);
         int64_t element = *base.elementAt(x);
         if (v.holds(d, y) == base.holds(d, element))
           continue;
@@ -102,7 +112,44 @@ std::optional<BruteResult> LoopRun::readOutOfRange(const SliceView &in) const {
   return std::nullopt;
 }
 
+int64_t LoopRun::swizzledSlot(const SliceView &view, int64_t s, int64_t d) const {
+  const TensorView &base = f_.tensor(view.base);
+  if (!base.mesh || base.mesh->rank() != 1 || !base.mesh->contains(d))
+    stopUnsupported("the swizzled slice is not of a tensor on a 1-D mesh holding every device");
+  return (s + base.mesh->coordinate(d, ParallelType::DIDx)) % base.mesh->size();
+}
+
+std::optional<BruteResult> LoopRun::swizzledNotCovered(const SliceView &out) const {
+  ConcreteTensor base = concrete(f_, out.base, b_);
+  int64_t extent = axisExtent(base, out);
+  const DeviceMesh &mesh = *f_.tensor(out.base).mesh;
+  if (lo_ < 0)
+    return failAt(b_, -1, iteration(lo_) + " takes a negative stream index");
+  for (int64_t d : mesh.devices()) {
+    std::map<int64_t, int64_t> first; // slot -> the iteration writing it
+    for (int64_t s = lo_; s < hi_; ++s) {
+      int64_t slot = swizzledSlot(out, s, d);
+      if (slot >= extent)
+        return failAt(b_, d,
+                      iteration(s) + " writes slot " + std::to_string(slot) + " of " + base.name() +
+                          ", past its stream axis (extent " + std::to_string(extent) + ")");
+      if (!first.emplace(slot, s).second)
+        return failAt(b_, d,
+                      iteration(s) + " writes slot " + std::to_string(slot) + " of " + base.name() +
+                          " a second time");
+    }
+    for (int64_t slot = 0; slot < extent; ++slot)
+      if (!first.count(slot))
+        return failAt(b_, d,
+                      "slot " + std::to_string(slot) + " of " + base.name() + " on device " +
+                          std::to_string(d) + " is written by no iteration");
+  }
+  return std::nullopt;
+}
+
 std::optional<BruteResult> LoopRun::outputNotCovered(const SliceView &out) const {
+  if (out.swizzled)
+    return swizzledNotCovered(out);
   ConcreteTensor base = concrete(f_, out.base, b_);
   int64_t extent = axisExtent(base, out);
   for (int64_t s = std::min<int64_t>(lo_, 0); s < std::max(hi_, extent); ++s) {

@@ -280,13 +280,18 @@ void Oracle::judge(OracleResult &r) {
   runCompilerPlan(r, *graph);
 }
 
-/// Whether a looped Communication's loop claims are not proved: the checker
-/// proves them with its compiler choice (confirmed only when they hold), so
-/// a choice not confirmed leaves them unproved, whatever its one iteration's
-/// edge proved (checker/PlanBuilder.cpp rests the loop step on the same).
+/// Whether a looped statement's loop claims (EdgeVerdict::loopClaims) are
+/// not proved, or, for a looped Communication, its compiler choice is not
+/// confirmed, whatever its one iteration's edge proved
+/// (checker/PlanBuilder.cpp rests the loop step on the same). A read view
+/// has no claims of its own: its statement's carry them.
 bool loopClaimsUnproved(const Fusion &f, const EdgeVerdict &v) {
   const Expr &e = f.exprs[v.expr];
-  return isInHostLoop(e) && e.kind == OpKind::Communication &&
+  if (!isInHostLoop(e) || isSliceView(e))
+    return false;
+  if (!v.loopClaims || v.loopClaims->status != LoopClaims::Status::Proved)
+    return true;
+  return e.kind == OpKind::Communication &&
          (!v.compiler || (v.compiler->result != CompilerResult::Confirmed &&
                           v.compiler->result != CompilerResult::Unnecessary));
 }
