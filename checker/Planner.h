@@ -9,6 +9,9 @@
 // change of shard order, or two DIDs of equal size trading axes) as SendRecv
 // pairs, and, for a reduction, a last Allreduce or ReduceScatter over the
 // mesh axes of the reduced axes (flattened into one team when several).
+// States need not divide evenly (constant extents that do not divide by
+// their DIDs: the IR's ceilDiv ownership at every nesting); steps between
+// them are the padded collectives, priced at their padded buffers.
 // The search is Dijkstra over canonical states (memoised by
 // ShardState::key), at most kMaxSteps steps, ordered by cost then key so
 // that it is deterministic, under CostModel.h's prices.
