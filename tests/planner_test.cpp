@@ -101,13 +101,15 @@ TEST(Planner, UnevenStatesAreSearchedWithPaddedSteps) {
   // Two equal mesh dims trade uneven dims, or an uneven shard changes mesh
   // dim: one SendRecv+pad (whole padded buffers), not a gather and a slice.
   for (const char *name : {"uneven_swap_equal_dids", "uneven_trade_did"}) {
-    const auto &steps = corpusCase(name).verdicts.at(0).steps;
+    FusionReport r = corpusCase(name);
+    const auto &steps = r.verdicts.at(0).steps;
     ASSERT_EQ(steps.size(), 1u) << name;
     EXPECT_EQ(steps[0].lowering.kind, CommKind::SendRecv) << name;
     EXPECT_TRUE(steps[0].lowering.padded) << name;
   }
   // A partial reduced onto an uneven shard: the last step is ReduceScatter+pad.
-  const auto &steps = corpusCase("uneven_reduce_scatter").verdicts.at(0).steps;
+  FusionReport r = corpusCase("uneven_reduce_scatter");
+  const auto &steps = r.verdicts.at(0).steps;
   ASSERT_GE(steps.size(), 2u);
   EXPECT_EQ(steps[0].lowering.kind, CommKind::Allgather);
   EXPECT_TRUE(steps[0].lowering.padded);
