@@ -18,6 +18,10 @@
 // bytes the one with fewer copies wins; each step also costs kStepCost
 // (latency), so that fewer steps win among otherwise equal plans.
 //
+// Uneven states (checker/Planner.cpp) are priced at their padded buffers,
+// the bytes the padded collectives actually send: localElements takes the
+// ceilDiv of every split.
+//
 // Sizes: constant extents as they are; a symbolic extent counts as
 // kSymbolicExtent. This file does not choose or prove steps.
 #pragma once

@@ -623,6 +623,39 @@ Outcome EdgeChecker::checkPaddedSources(const Lowering &lowering, const Team &te
   return Outcome::refuted(std::move(cex));
 }
 
+Outcome EdgeChecker::checkPaddedPairs(const Lowering &lowering, const Team &team) {
+  // SendRecv+pad: each receiver gets its sender's padded buffer slot for
+  // slot (the counts query made the padded counts equal). Correct iff for
+  // every receiver d and every y it holds at offset t, the sender holds the
+  // element x that y needs at that same offset t: a padding slot holds
+  // nothing, so the slot query alone (nothing else at t) would not do.
+  if (isReductionEdge())
+    return Outcome::unsupported(lowering.str() + " does not reduce");
+  std::vector<smt::Bool> a;
+  smt::Int d = deviceAmong("d", receivers(lowering, team, consumerDevices()), a);
+  ElementTerms y = heldConsumerElement(d, a);
+  ElementTerms x = neededElement(y, "x", a);
+  smt::Int src = ctx_.intVal(-1);
+  for (const auto &[from, to] : team.pairs)
+    src = ctx_.ite(d == to, ctx_.intVal(from), src);
+  a.push_back(
+      !(enc_.holds(producer_, src, x) && enc_.offset(producer_, x) == enc_.offset(consumer_, y)));
+  std::vector<std::string> vars{"d"};
+  addNames(vars, y);
+  addNames(vars, x);
+  auto r = solve("lowering-padded-pairs", a, vars, /*minimizeSizes=*/true);
+  if (r.answer == smt::Answer::Unsat)
+    return Outcome::proved();
+  if (r.answer == smt::Answer::Unknown)
+    return Outcome::unknown("lowering-padded-pairs: " + r.reason);
+  Counterexample cex = makeCounterexample(r.model, "");
+  cex.message = "device " + std::to_string(cex.device) + " needs " + producer_.name() +
+                indexStr(cex.producerIndex) + " for " + consumer_.name() +
+                indexStr(cex.consumerIndex) + " but its sender in " + lowering.str() +
+                " does not hold it at the same offset of its padded buffer";
+  return Outcome::refuted(std::move(cex));
+}
+
 Outcome EdgeChecker::checkUniqueDestination(const Team &team) {
   // AllToAll+permute packs each member's elements by destination: every
   // element a member holds must be needed by exactly one member, so that the
@@ -931,7 +964,8 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
     if (lowering.padded && (compilerLowering || !isModelledPadding(lowering)))
       return Outcome::unsupported(lowering.str() +
                                   ": padding is modelled for shardcheck's own Allgather and "
-                                  "AllToAll with the unpad copy, and reductions of partials");
+                                  "AllToAll with the unpad copy, SendRecv pairs, and "
+                                  "reductions of partials");
     if (std::string uneven = unevenness(); !uneven.empty() && !lowering.padded)
       return Outcome::unsupported(uneven + "; equal-size collectives cannot move it");
     // Team sanity, concretely: roots present, senders hold the producer,
@@ -975,7 +1009,9 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
       // A padded lowering's buffers are its members' padded buffers, equal
       // by construction (the layout's ceilDiv extents); what lands where is
       // the slot query's.
-      Outcome o = lowering.padded ? Outcome::proved() : checkCounts(effective, team);
+      // (SendRecv+pad copies whole padded buffers: those must be equal.)
+      bool padChunks = lowering.padded && lowering.kind != CommKind::SendRecv;
+      Outcome o = padChunks ? Outcome::proved() : checkCounts(effective, team);
       if (o.kind == Outcome::Kind::Proved && compilerRuntime)
         o = checkRuntimeShapes(effective, team, *compilerRuntime);
       if (o.kind != Outcome::Kind::Proved)
@@ -987,6 +1023,8 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
         o = checkPartials(effective, team);
       else if (lowering.padded && lowering.kind == CommKind::Allgather)
         o = checkPaddedSources(effective, team);
+      else if (lowering.padded && lowering.kind == CommKind::SendRecv)
+        o = checkPaddedPairs(effective, team);
       else if (lowering.localPermute)
         o = checkPermuteComposite(effective, team);
       else

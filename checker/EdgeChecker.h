@@ -98,6 +98,9 @@ private:
   /// Allgather+pad: every element a receiver needs sits in a member's
   /// padded buffer, at a slot that is not padding (`lowering-padded-sources`).
   Outcome checkPaddedSources(const Lowering &lowering, const Team &team);
+  /// SendRecv+pad: every receiver's element sits in its sender's padded
+  /// buffer at the receiver's own offset (`lowering-padded-pairs`).
+  Outcome checkPaddedPairs(const Lowering &lowering, const Team &team);
   Outcome checkUniqueDestination(const Team &team);
   Outcome checkUncoveredDevices(const Lowering &lowering);
   /// For a compiler's collective: every consumer device is written by it.

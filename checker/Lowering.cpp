@@ -100,6 +100,8 @@ bool isModelledPadding(const Lowering &l) {
     return false;
   if (l.kind == CommKind::Allgather || l.kind == CommKind::AllToAll)
     return l.localPermute;
+  if (l.kind == CommKind::SendRecv)
+    return !l.localPermute; // Whole padded buffers, slot for slot.
   return isReductionComm(l.kind) && !l.localPermute &&
          l.reduceInput == Lowering::ReduceInput::Partials;
 }

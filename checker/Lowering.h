@@ -85,8 +85,9 @@ struct Lowering {
 };
 
 /// Whether a padded lowering is one the semantics define: Allgather or
-/// AllToAll with the unpad copy (`localPermute`), or a reduction of partials
-/// (Allreduce, Reduce, ReduceScatter).
+/// AllToAll with the unpad copy (`localPermute`), SendRecv pairs of whole
+/// padded buffers, or a reduction of partials (Allreduce, Reduce,
+/// ReduceScatter).
 bool isModelledPadding(const Lowering &l);
 /// The padded form of `l` (Allgather and AllToAll gain the unpad copy), or
 /// nullopt for a kind without one.

@@ -86,17 +86,6 @@ struct Problem {
     return localElements(sizes, s, mesh, s.afterReduction()) *
            static_cast<double>(sizes.elementBytes);
   }
-  /// Every axis divides evenly by its DIDs: equal-size collectives apply.
-  bool even(const ShardState &s) const {
-    for (size_t i = 0; i < s.axes.size(); ++i) {
-      int64_t n = 1;
-      for (ParallelType t : s.axes[i])
-        n *= mesh.extentOf(t);
-      if (sizes.extents[i] % n != 0)
-        return false;
-    }
-    return true;
-  }
   int64_t teamSize(const std::vector<ParallelType> &ts) const {
     int64_t n = 1;
     for (ParallelType t : ts)
@@ -134,16 +123,19 @@ void addSlices(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
   }
 }
 
+/// An Allgather's buffer is its output: n members' buffers of `s`, padded
+/// ones where `s` is uneven (the padding is sent too; docs/semantics.md,
+/// Padded collectives), which is `to`'s size when they divide.
 void addAllgathers(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
-  if (!pb.even(s))
-    return;
   for (size_t i = 0; i < s.axes.size(); ++i)
     for (size_t k = 1; k <= s.axes[i].size(); ++k) {
       ShardState to = s;
       std::vector<ParallelType> team(to.axes[i].end() - static_cast<long>(k), to.axes[i].end());
       to.axes[i].resize(to.axes[i].size() - k);
+      int64_t n = pb.teamSize(team);
+      double gathered = static_cast<double>(n) * pb.bytes(s);
       out.push_back({to, lowered(CommKind::Allgather, teamsOver(pb.mesh, team)),
-                     collectiveCost(CommKind::Allgather, pb.teamSize(team), pb.bytes(to), 0)});
+                     collectiveCost(CommKind::Allgather, n, gathered, 0)});
     }
 }
 
@@ -158,10 +150,10 @@ void addAllToAlls(const Problem &pb, const ShardState &s, std::vector<Move> &out
       ShardState to = s;
       to.axes[i].pop_back();
       to.axes[j].push_back(t);
-      if (!pb.even(s) || !pb.even(to))
-        continue;
+      // Uneven, a device may receive more than it sends: the larger buffer.
+      double buffer = std::max(pb.bytes(s), pb.bytes(to));
       out.push_back({to, lowered(CommKind::AllToAll, teamsOver(pb.mesh, {t})),
-                     collectiveCost(CommKind::AllToAll, pb.mesh.extentOf(t), pb.bytes(s), 0)});
+                     collectiveCost(CommKind::AllToAll, pb.mesh.extentOf(t), buffer, 0)});
     }
   }
 }
@@ -217,8 +209,6 @@ void addPermutation(const Problem &pb, const ShardState &s, ShardState to, std::
 }
 
 void addPermutations(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
-  if (!pb.even(s))
-    return;
   for (size_t i = 0; i < s.axes.size(); ++i) {
     std::vector<ParallelType> order = s.axes[i];
     std::sort(order.begin(), order.end());
@@ -230,6 +220,17 @@ void addPermutations(const Problem &pb, const ShardState &s, std::vector<Move> &
       }
     } while (std::next_permutation(order.begin(), order.end()));
   }
+  // A DID traded for an unused one of equal size: a device takes the block
+  // of the one whose coordinate along the old DID is its own along the new
+  // (one SendRecv, where an Allgather and a slice would send n-1 blocks).
+  for (size_t i = 0; i < s.axes.size(); ++i)
+    for (size_t a = 0; a < s.axes[i].size(); ++a)
+      for (ParallelType u : pb.dids)
+        if (!s.axisOf(u) && pb.mesh.extentOf(u) == pb.mesh.extentOf(s.axes[i][a])) {
+          ShardState to = s;
+          to.axes[i][a] = u;
+          addPermutation(pb, s, to, out);
+        }
   for (size_t i = 0; i < s.axes.size(); ++i)
     for (size_t j = i + 1; j < s.axes.size(); ++j)
       for (size_t a = 0; a < s.axes[i].size(); ++a)
@@ -260,7 +261,7 @@ void addReductions(const Problem &pb, const ShardState &s, std::vector<Move> &ou
     out.push_back({after, lowered(CommKind::None, {}), c});
     return;
   }
-  // Both collectives' buffers are the reduced (unscattered) local tensor.
+  // The Allreduce's buffer is the reduced (unscattered) local tensor.
   double buffer = pb.bytes(after);
   int64_t n = pb.teamSize(r);
   out.push_back({after, lowered(CommKind::Allreduce, teamsOver(pb.mesh, r)),
@@ -273,10 +274,10 @@ void addReductions(const Problem &pb, const ShardState &s, std::vector<Move> &ou
         continue;
       ShardState to = after;
       to.axes[j].insert(to.axes[j].end(), added.begin(), added.end());
-      if (!pb.even(to))
-        continue;
+      // Its buffer is the partial input: n chunks of the output's (padded) buffer.
+      double partials = static_cast<double>(n) * pb.bytes(to);
       out.push_back({to, lowered(CommKind::ReduceScatter, teamsOver(pb.mesh, added)),
-                     collectiveCost(CommKind::ReduceScatter, n, buffer, 0)});
+                     collectiveCost(CommKind::ReduceScatter, n, partials, 0)});
     }
   } while (std::next_permutation(added.begin(), added.end()));
 }

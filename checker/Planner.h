@@ -11,6 +11,9 @@
 // axis) over the mesh axes of the reduced axes (flattened into one team
 // when several), or a local reduction, at any point of the sequence: the
 // states after it drop the reduced axes and the copy steps go on.
+// States need not divide evenly (constant extents that do not divide by
+// their DIDs: the IR's ceilDiv ownership at every nesting); steps between
+// them are the padded collectives, priced at their padded buffers.
 // The search is Dijkstra over canonical states (memoised by
 // ShardState::key), at most kMaxSteps steps, ordered by cost then key so
 // that it is deterministic, under CostModel.h's prices.

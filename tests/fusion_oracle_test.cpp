@@ -328,11 +328,10 @@ TEST(OracleRegressions, FoundViolationsHoldTheProperty) {
 // run on simulated devices: no proved plan, no confirmed choice may fail, and
 // a refuted one must. 400 seeds (100 with SHARDCHECK_QUICK=1), with floors
 // on what they exercised (measured over seeds 1 .. 400, 649 fusions, with
-// padded collectives and the multi-step planner: matched 539 (27 edges by
-// multi-step plans), compiler choices all confirmed and matched 193, not
-// proved 25; the 11 refuted choices, all reproduced, are nvFuser's rule on a
-// transition's reduction, none DTensor's; with reductions anywhere in a
-// plan: matched 540, 28 multi-step edges of which 13 reduce mid-chain).
+// padded collectives and the multi-step planner searching uneven states and
+// reducing anywhere in a plan: see the ORACLE-COUNTS line each run prints;
+// the 11 refuted choices, all reproduced, are nvFuser's rule on a
+// transition's reduction, none DTensor's).
 TEST(DTensorOracle, ProvedPlansOfRandomRedistributesMatch) {
   const int n = quick() ? 100 : 400;
   Oracle oracle;
@@ -349,7 +348,7 @@ TEST(DTensorOracle, ProvedPlansOfRandomRedistributesMatch) {
   EXPECT_GE(tally.count("compiler:confirmed-matched"), n / 3);
   // Multi-step plans that reduce before their last step (copies after it).
   EXPECT_GE(tally.count("lowering:multi-step-reduced-mid-chain"), n / 50);
-  // Some transitions stay unproved (uneven ones no padded or planned lowering
-  // serves, ...): the oracle must see that path too.
-  EXPECT_GE(tally.count("checker:not-proved"), n / 20);
+  // Uneven transitions no single padded collective serves: multi-step plans
+  // through uneven states, padded steps proved and run.
+  EXPECT_GE(tally.count("lowering:multi-step+pad"), n / 40);
 }

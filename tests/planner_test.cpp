@@ -68,7 +68,7 @@ TEST(Planner, EveryCorpusCaseIsProvedPlannedAndRuns) {
     EXPECT_TRUE(runsToAMatch(*r.plan)) << entry.path();
     ++cases;
   }
-  EXPECT_GE(cases, 9);
+  EXPECT_GE(cases, 14);
 }
 
 TEST(Planner, PartialsOnTwoMeshAxesAreOneAllreduceOverAllDevices) {
@@ -98,6 +98,26 @@ TEST(Planner, ShardOrderChangeIsSendRecvPairs) {
     EXPECT_EQ(steps[0].lowering.kind, CommKind::SendRecv) << name;
     EXPECT_EQ(steps[0].lowering.teams.at(0).pairs.size(), 4u) << name;
   }
+}
+
+TEST(Planner, UnevenStatesAreSearchedWithPaddedSteps) {
+  // Two equal mesh dims trade uneven dims, or an uneven shard changes mesh
+  // dim: one SendRecv+pad (whole padded buffers), not a gather and a slice.
+  for (const char *name : {"uneven_swap_equal_dids", "uneven_trade_did"}) {
+    FusionReport r = corpusCase(name);
+    const auto &steps = r.verdicts.at(0).steps;
+    ASSERT_EQ(steps.size(), 1u) << name;
+    EXPECT_EQ(steps[0].lowering.kind, CommKind::SendRecv) << name;
+    EXPECT_TRUE(steps[0].lowering.padded) << name;
+  }
+  // A partial reduced onto an uneven shard: the last step is ReduceScatter+pad.
+  FusionReport r = corpusCase("uneven_reduce_scatter");
+  const auto &steps = r.verdicts.at(0).steps;
+  ASSERT_GE(steps.size(), 2u);
+  EXPECT_EQ(steps[0].lowering.kind, CommKind::Allgather);
+  EXPECT_TRUE(steps[0].lowering.padded);
+  EXPECT_EQ(steps.back().lowering.kind, CommKind::ReduceScatter);
+  EXPECT_TRUE(steps.back().lowering.padded);
 }
 
 TEST(Planner, SlicesBeforeItGathers) {
@@ -189,9 +209,12 @@ std::string randomDocument(std::mt19937_64 &rng) {
     dst.push_back(t == "Partial(sum)" && src.back() != t ? "Replicate()" : t);
   }
   int64_t n = static_cast<int64_t>(devices.size());
+  // Half the cases uneven: no dim divides by any mesh dim (padded steps).
+  std::vector<int64_t> shape =
+      rng() % 2 ? std::vector<int64_t>{2 * n, n} : std::vector<int64_t>{n + 1, n + 3};
   nlohmann::json doc = {{"format", "shardcheck-dtensor/1"},
                         {"mesh", {{"shape", mesh}, {"devices", devices}}},
-                        {"tensor", {{"shape", {2 * n, n}}}},
+                        {"tensor", {{"shape", shape}}},
                         {"source", {{"placements", src}}},
                         {"target", {{"placements", dst}}}};
   return doc.dump();
@@ -221,7 +244,7 @@ void bruteCheckSteps(const Fusion &fusion, const FusionGraph &graph,
 
 TEST(RandomMultiStepCrossCheck, EveryStepAndTheCompositionHold) {
   std::mt19937_64 rng(0x91a9e7u);
-  int planned = 0, midChain = 0, cases = std::getenv("SHARDCHECK_QUICK") ? 40 : 200;
+  int planned = 0, midChain = 0, padded = 0, cases = std::getenv("SHARDCHECK_QUICK") ? 40 : 200;
   for (int i = 0; i < cases; ++i) {
     std::string text = randomDocument(rng);
     Document doc;
@@ -237,6 +260,8 @@ TEST(RandomMultiStepCrossCheck, EveryStepAndTheCompositionHold) {
       continue;
     ++planned;
     midChain += reducesMidChain(r.verdicts[0].steps);
+    for (const PlannedStep &step : r.verdicts[0].steps)
+      padded += step.lowering.padded;
     DiagnosticEngine diags;
     auto graph = FusionGraph::build(doc.fusions[0], diags);
     ASSERT_TRUE(graph.has_value());
@@ -245,9 +270,10 @@ TEST(RandomMultiStepCrossCheck, EveryStepAndTheCompositionHold) {
     EXPECT_TRUE(runsToAMatch(*r.plan)) << text;
   }
   EXPECT_GT(planned, cases / 10);
-  EXPECT_GT(midChain, 0); // Reductions with copies after them are drawn too.
+  EXPECT_GT(midChain, 0);        // Reductions with copies after them are drawn too.
+  EXPECT_GT(padded, cases / 20); // Uneven multi-step plans: padded steps.
   std::cout << "random multi-step cases: " << planned << " of " << cases << " planned, " << midChain
-            << " reducing mid-chain\n";
+            << " reducing mid-chain, " << padded << " padded steps\n";
 }
 
 } // namespace

@@ -242,6 +242,8 @@ private:
   bool paddable() const {
     if (kind_ == CommKind::Allgather || kind_ == CommKind::AllToAll)
       return lowering_.localPermute;
+    if (kind_ == CommKind::SendRecv)
+      return !lowering_.localPermute;
     bool reduction = kind_ == CommKind::Allreduce || kind_ == CommKind::Reduce ||
                      kind_ == CommKind::ReduceScatter;
     return reduction && !lowering_.localPermute && !readsBuffers();
@@ -383,7 +385,8 @@ LoweringChecker::Failure LoweringChecker::checkShape() {
                                     commKindName(kind_));
   if (lowering_.padded && !paddable())
     return BruteResult::unsupported("brute force models padding for Allgather and AllToAll "
-                                    "with the unpad copy and for reductions of partials, not " +
+                                    "with the unpad copy, SendRecv pairs and reductions of "
+                                    "partials, not " +
                                     label(0));
   if (kind_ == CommKind::None)
     return std::nullopt;
@@ -527,14 +530,20 @@ LoweringChecker::Failure LoweringChecker::checkBufferReductionCounts(size_t t) {
   return std::nullopt;
 }
 
+/// The padded count of `tensor`: the product of its layout extents.
+int64_t paddedCount(const ConcreteTensor &tensor) {
+  int64_t k = 1;
+  for (int64_t e : tensor.layoutExtents())
+    k *= e;
+  return k;
+}
+
 /// Padded lowerings: every member's padded buffer (the product of the
 /// layout extents, padding included) has one size k, the chunk the
 /// collective moves; the held counts may differ.
 LoweringChecker::Failure LoweringChecker::checkPaddedCounts(size_t t) {
   const ConcreteTensor &chunked = isReductionComm(kind_) ? c_ : p_;
-  int64_t k = 1;
-  for (int64_t e : chunked.layoutExtents())
-    k *= e;
+  int64_t k = paddedCount(chunked);
   const auto &owners = p_.devices();
   for (int64_t d : lowering_.teams[t].devices) {
     // Allgather and AllToAll read every member's producer buffer; members of
@@ -581,8 +590,13 @@ LoweringChecker::Failure LoweringChecker::checkTeamCounts(size_t t) {
 }
 
 LoweringChecker::Failure LoweringChecker::checkSendRecvCounts() {
+  // SendRecv+pad copies whole padded buffers; the held counts may differ.
+  if (lowering_.padded && paddedCount(c_) != paddedCount(p_))
+    return fail(roles_.empty() ? -1 : roles_.begin()->first,
+                label(0) + " copies padded buffers of " + std::to_string(paddedCount(p_)) +
+                    " slots into " + std::to_string(paddedCount(c_)) + " slots of " + c_.name());
   for (const auto &[dst, role] : roles_)
-    if (c_.count(dst) != p_.count(role.source))
+    if (!lowering_.padded && c_.count(dst) != p_.count(role.source))
       return fail(dst, "SendRecv " + std::to_string(role.source) + " -> " + std::to_string(dst) +
                            " needs an output of " + std::to_string(p_.count(role.source)) +
                            " elements but " + c_.name() + " holds " +

@@ -297,6 +297,8 @@ std::vector<Lowering> CaseBuilder::lowerings(const std::vector<int64_t> &pDevice
   for (size_t i = 0; i < std::min(pDevices.size(), cDevices.size()); ++i)
     pairs.pairs.push_back({pDevices[i], cDevices[i]});
   add(CommKind::SendRecv, {pairs});
+  if (uneven_)
+    result.push_back(*paddedLowering(result.back()));
   return result;
 }
 

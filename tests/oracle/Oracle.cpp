@@ -50,7 +50,12 @@ std::string kindName(const char *communication, const Lowering *l) {
                                                          : "");
 }
 
+/// `multi-step+pad`: a multi-step plan with a padded step (uneven states).
 std::string kindName(const EdgeVerdict &v) {
+  bool paddedStep = std::any_of(v.steps.begin(), v.steps.end(),
+                                [](const PlannedStep &s) { return s.lowering.padded; });
+  if (hasProvedPlan(v) && paddedStep)
+    return std::string(v.communicationName()) + "+pad";
   return kindName(v.communicationName(), &v.lowering);
 }
 
