@@ -110,14 +110,15 @@ TEST(Planner, UnevenStatesAreSearchedWithPaddedSteps) {
     EXPECT_EQ(steps[0].lowering.kind, CommKind::SendRecv) << name;
     EXPECT_TRUE(steps[0].lowering.padded) << name;
   }
-  // A partial reduced onto an uneven shard: the last step is ReduceScatter+pad.
+  // A partial reduced onto an uneven shard: one step is ReduceScatter+pad,
+  // and the plan moves less than DTensor's all_reduce + all_gather (440 B).
   FusionReport r = corpusCase("uneven_reduce_scatter");
   const auto &steps = r.verdicts.at(0).steps;
   ASSERT_GE(steps.size(), 2u);
-  EXPECT_EQ(steps[0].lowering.kind, CommKind::Allgather);
-  EXPECT_TRUE(steps[0].lowering.padded);
-  EXPECT_EQ(steps.back().lowering.kind, CommKind::ReduceScatter);
-  EXPECT_TRUE(steps.back().lowering.padded);
+  EXPECT_TRUE(std::any_of(steps.begin(), steps.end(), [](const PlannedStep &s) {
+    return s.lowering.kind == CommKind::ReduceScatter && s.lowering.padded;
+  }));
+  EXPECT_LT(planBytesPerDevice(steps), 440);
 }
 
 TEST(Planner, SlicesBeforeItGathers) {
