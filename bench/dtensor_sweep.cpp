@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -241,15 +242,30 @@ PairRow checkPair(DocumentChecker &checker, const Pair &p, const std::string &te
   return row;
 }
 
-std::vector<int64_t> meshOf(const std::string &spec) {
+/// `4x2` as {4, 2}; nullopt unless every part is a number from 1 to 64
+/// and there are at most 3 (the IR's DID types).
+std::optional<std::vector<int64_t>> meshOf(const std::string &spec) {
+  static const std::regex shape(R"(^[0-9]{1,2}(x[0-9]{1,2}){0,2}$)");
+  if (!std::regex_match(spec, shape))
+    return std::nullopt;
   std::vector<int64_t> mesh;
-  size_t at = 0;
-  while (at < spec.size()) {
-    size_t x = spec.find('x', at);
-    mesh.push_back(std::stoll(spec.substr(at, x == std::string::npos ? x : x - at)));
-    at = x == std::string::npos ? spec.size() : x + 1;
+  for (size_t at = 0; at <= spec.size();) {
+    size_t x = std::min(spec.find('x', at), spec.size());
+    mesh.push_back(std::stoll(spec.substr(at, x - at)));
+    if (mesh.back() < 1 || mesh.back() > 64)
+      return std::nullopt;
+    at = x + 1;
   }
   return mesh;
+}
+
+/// Prints `why` and the usage line to `out`; returns `status`.
+int usage(std::FILE *out, const std::string &why, int status) {
+  std::fprintf(out,
+               "dtensor-sweep: %s\nusage: dtensor-sweep [--pairs FILE.csv] [MESH...]   "
+               "(MESH: e.g. 4, 2x2, 4x2, 2x2x2; default all four)\n",
+               why.c_str());
+  return status;
 }
 
 /// Text as one CSV field: quoted, its quotes doubled.
@@ -301,10 +317,20 @@ int main(int argc, char **argv) {
   std::vector<std::string> meshes;
   std::ofstream pairs;
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--pairs" && i + 1 < argc)
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h")
+      return usage(stdout, "the DTensor placement sweep (bench/README.md)", 0);
+    if (arg == "--pairs") {
+      if (i + 1 == argc)
+        return usage(stderr, "--pairs needs a file", 2);
       pairs.open(argv[++i]);
-    else
-      meshes.push_back(argv[i]);
+      if (!pairs)
+        return usage(stderr, "cannot write " + std::string(argv[i]), 2);
+    } else if (!meshOf(arg)) {
+      return usage(stderr, "not a flag or a mesh: '" + arg + "'", 2);
+    } else {
+      meshes.push_back(arg);
+    }
   }
   if (meshes.empty())
     meshes = {"4", "2x2", "4x2", "2x2x2"};
@@ -318,7 +344,7 @@ int main(int argc, char **argv) {
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   Reasons reasons;
   for (const std::string &spec : meshes) {
-    std::vector<int64_t> mesh = meshOf(spec);
+    std::vector<int64_t> mesh = *meshOf(spec);
     int64_t n = 1;
     for (int64_t s : mesh)
       n *= s;
