@@ -198,6 +198,10 @@ std::vector<std::string> RingChecker::assumptions() const {
   a.push_back("the program is the lowering for the device of team index " +
               std::to_string(ring_.recv.teamIndex) +
               " (dispatchSwizzle1D's printed constant); every device runs it with its own");
+  // Not in the print: nvFuser keeps the consumer's ShardByStream local only
+  // when it is swizzled like the ring, so the proof relies on that too.
+  a.push_back("the consumer's ShardByStream output is swizzled like the ring (Swizzle1D on its "
+              "stream axis; the print does not show it)");
   return a;
 }
 
