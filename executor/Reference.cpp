@@ -10,6 +10,7 @@
 
 #include "ir/HostLoops.h"
 #include "ir/RingPermute.h"
+#include "ir/Swizzle1D.h"
 
 #include "executor/Pointwise.h"
 #include "ir/FusionGraph.h"
@@ -628,7 +629,7 @@ private:
                                ? ringShard(model, s, fusion_.exprs[i])
                                : evaluateTensor(out, graph);
         if (const auto &w = model.write)
-          storeSlice(*w, s, value, fusion_.exprs[i]);
+          storeSlice(*w, slotOf(*w, s), value, fusion_.exprs[i]);
         result_.values.insert_or_assign(out, std::move(value));
       }
   }
@@ -642,7 +643,15 @@ private:
   HostTensor ringShard(const LoopedStatement &ring, int64_t s, const Expr &e) const {
     SliceView shard = *ring.write;
     shard.base = *e.inputs.at(0).tensor;
-    return sliceAt(shard, s, e);
+    return sliceAt(shard, slotOf(*ring.write, s), e);
+  }
+
+  /// The index iteration `s` writes through `view`: s, or for a swizzled
+  /// view the slot of team index 0 (ir/Swizzle1D.h), (s mod D); the other
+  /// devices write that slot in other iterations of the same loop.
+  int64_t slotOf(const SliceView &view, int64_t s) const {
+    const auto &mesh = fusion_.tensor(view.base).mesh;
+    return view.swizzled && mesh ? swizzledSlot(s, 0, mesh->size()) : s;
   }
 
   /// Outer count, axis extent and inner count of `view`'s base around its

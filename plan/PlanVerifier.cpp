@@ -281,7 +281,7 @@ void PlanVerifier::checkRing(const std::string &at, const PlanStep &s) const {
   auto d = static_cast<int64_t>(s.teams[0].devices.size());
   for (auto [key, shift] : {std::pair{"recv_shift", r.recvShift}, {"send_shift", r.sendShift}})
     if (shift >= d)
-      fail(at + "/ring/" + key, std::string("a ring's ") + key + " is below its team size " +
+      fail(at + "/ring/" + key, std::string("a ring's ") + key + " must be below its team size " +
                                     std::to_string(d) + ", not " + std::to_string(shift));
   if (!ringPeersPairUp(d, r.recvShift, r.sendShift))
     fail(at + "/ring",

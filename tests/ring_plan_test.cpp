@@ -17,6 +17,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <set>
+
 namespace shardcheck {
 namespace {
 
@@ -120,10 +123,7 @@ TEST(RingPlan, LoaderRefusesRingsWhosePeersDoNotPairUp) {
       {"no ring", [&](auto &j) { j["steps"][ring].erase("ring"); }, "names its \"ring\""},
       {"other loop", [&](auto &j) { j["steps"][ring]["ring"]["loop"] = "j"; },
        "a loop over its ring's variable"},
-      {"two teams",
-       [&](auto &j) {
-         j["steps"][ring]["teams"].push_back({{"devices", {2}}});
-       },
+      {"a root", [&](auto &j) { j["steps"][ring]["teams"][0]["root"] = 0; },
        "one team of \"devices\""},
       {"device outside the swizzle",
        [&](auto &j) {
