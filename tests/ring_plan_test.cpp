@@ -2,10 +2,9 @@
 // the proved ring of the corpus planned with swizzled slices and a ring
 // step, run on simulated devices to a match with the reference (the ring's
 // base and the linear's output, both written slot by slot, compared); the
-// wrong-peer and short-loop rings never planned; hand-edited plans whose
-// peers do not pair up refused by the loader (exit status 2 in run-plan),
-// and peers that pair up but deliver the wrong shards caught by the
-// comparison.
+// wrong-peer and short-loop rings never planned; peers that pair up but
+// deliver the wrong shards caught by the comparison (the loader's ring
+// checks are tests/loop_plan_test.cpp's LoaderChecksRings).
 //
 // It does not check rings (tests/ring_test.cpp) or run them under mpirun
 // (tests/mpi_plans.sh); random rings go through the loop oracle
@@ -17,7 +16,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <functional>
 #include <set>
 
 namespace shardcheck {
@@ -38,15 +36,6 @@ size_t stepOf(const nlohmann::json &plan, const std::string &collective) {
       return i;
   ADD_FAILURE() << "no " << collective << " step";
   return 0;
-}
-
-std::string loadError(const nlohmann::json &j) {
-  try {
-    planFromJsonText(j.dump(1), "ring.json");
-  } catch (const InputError &e) {
-    return e.diagnostic().message;
-  }
-  return "";
 }
 
 TEST(RingPlan, ProvedRingIsALoopWithARingStepAndSwizzledSlices) {
@@ -101,48 +90,6 @@ TEST(RingPlan, WrongPeerAndShortLoopAreNeverPlanned) {
             << e.what();
       }
     }
-}
-
-TEST(RingPlan, LoaderRefusesRingsWhosePeersDoNotPairUp) {
-  nlohmann::json valid = nlohmann::json::parse(planToJsonText(testing::corpusPlan(kRing)));
-  size_t ring = stepOf(valid, "CollectivePermute");
-  size_t slot = 0;
-  for (size_t i = 0; i < valid["buffers"].size(); ++i)
-    if (valid["buffers"][i]["name"] == "T4")
-      slot = i;
-  struct Case {
-    std::string what;
-    std::function<void(nlohmann::json &)> breakIt;
-    std::string expect;
-  };
-  std::vector<Case> cases = {
-      {"send peer", [&](auto &j) { j["steps"][ring]["ring"]["send_shift"] = 1; },
-       "the ring's peers do not pair up"},
-      {"shift past the team", [&](auto &j) { j["steps"][ring]["ring"]["recv_shift"] = 2; },
-       "below its team size 2"},
-      {"no ring", [&](auto &j) { j["steps"][ring].erase("ring"); }, "names its \"ring\""},
-      {"other loop", [&](auto &j) { j["steps"][ring]["ring"]["loop"] = "j"; },
-       "a loop over its ring's variable"},
-      {"a root", [&](auto &j) { j["steps"][ring]["teams"][0]["root"] = 0; },
-       "one team of \"devices\""},
-      {"device outside the swizzle",
-       [&](auto &j) {
-         j["buffers"][slot]["swizzle_team"] = {1, 2};
-       },
-       "is not in the swizzle team"},
-      {"swizzle past the axis",
-       [&](auto &j) {
-         j["buffers"][slot]["swizzle_team"] = {0, 1, 2};
-       },
-       "reach past axis"},
-  };
-  for (const Case &c : cases) {
-    SCOPED_TRACE(c.what);
-    nlohmann::json j = valid;
-    c.breakIt(j);
-    std::string error = loadError(j);
-    EXPECT_NE(error.find(c.expect), std::string::npos) << error;
-  }
 }
 
 TEST(RingPlan, PeersThatPairUpButDeliverWrongShardsMismatch) {
