@@ -161,6 +161,11 @@ private:
   void addSlices();
   /// The statements `group` of one loop: a loop step, then their steps.
   void planLoop(const std::vector<size_t> &group);
+  /// The plan's ring of the CollectivePermute of `c` (ir/RingPermute.h, ringShifts).
+  PlanRing ringOf(const Chosen &c) const;
+  /// Why the CollectivePermute `expr` is not planned: its ring (and with it
+  /// the ring's loop claims) is not proved; nullopt otherwise.
+  std::optional<std::string> unprovedRing(size_t expr) const;
   /// The loop claims a looped Communication's verdict carries.
   PlanVerdict loopVerdict(size_t edgeIndex, const HostLoop &loop) const;
   void planReduction(size_t expr, const std::vector<Chosen> &chosen);
@@ -474,6 +479,8 @@ void Builder::planCollective(const Chosen &c, const std::string &target) {
   std::vector<PlanVerdict> rests{c.verdict};
   if (!l.localPermute) {
     addStep(collectiveStep(*collectiveOfCommKind(l.kind), l.teams, producer, target, rests));
+    if (l.kind == CommKind::CollectivePermute)
+      plan_.steps.back().ring = ringOf(c);
     return;
   }
   const PlanBuffer *targetBuffer = plan_.buffer(target);
@@ -737,8 +744,43 @@ void Builder::addSlices() {
       b->base = tensorName(v.base);
       b->axis = axis;
       b->loopVar = ls.loop.var;
+      if (v.swizzled) // Its slot is the device's (ir/Swizzle1D.h): its 1-D mesh orders the team.
+        b->swizzleTeam = base.mesh->devices();
     }
   }
+}
+
+PlanRing Builder::ringOf(const Chosen &c) const {
+  // The peers as printed (shift 0 for a proved ring), so that a run
+  // exercises what the proof is about.
+  const Expr &e = f_.exprs[c.edge->expr];
+  auto ring = ringPermute(f_, e);
+  auto *r = std::get_if<RingPermute>(&ring);
+  auto shifts = r ? ringShifts(*r) : std::nullopt;
+  if (!shifts)
+    throw PlanError(c.verdict.edge + ": its peers (send_peer=" + e.attr("send_peer") +
+                        ", recv_peer=" + e.attr("recv_peer") +
+                        ") are not taken modulo the team size, which no plan's ring says",
+                    e.loc);
+  return PlanRing{r->loop.var, shifts->recv, shifts->send};
+}
+
+std::optional<std::string> Builder::unprovedRing(size_t expr) const {
+  if (!isCollectivePermute(f_.exprs[expr]))
+    return std::nullopt;
+  for (size_t i = 0; i < g_.edges().size(); ++i) {
+    if (g_.edges()[i].expr != expr)
+      continue;
+    // Its steps run the peers the proof is about; a wrong ring is shown by
+    // the checker's counterexample, not by a plan.
+    const EdgeVerdict &v = verdicts_[i];
+    const auto &claims = v.loopClaims;
+    if (v.result != EdgeResult::Proved || !claims || claims->status != LoopClaims::Status::Proved)
+      return "its ring is not proved (" +
+             (v.counterexample ? v.counterexample->message : v.reason) +
+             "); a CollectivePermute is planned only on a proved ring";
+  }
+  return std::nullopt;
 }
 
 PlanVerdict Builder::loopVerdict(size_t edgeIndex, const HostLoop &loop) const {
@@ -824,14 +866,8 @@ Plan Builder::build() {
   for (size_t e = 0; e < f_.exprs.size(); ++e)
     if (isInHostLoop(f_.exprs[e])) {
       auto model = loopedStatement(f_, f_.exprs[e]);
-      // A ring's slots differ per device (ir/RingPermute.h); plan steps
-      // name one window per iteration for every device.
-      if (isCollectivePermute(f_.exprs[e]))
-        model = std::string("a plan step for a CollectivePermute ring (per-device peers and "
-                            "swizzled slots) is not implemented");
-      else if (auto *ls = std::get_if<LoopedStatement>(&model);
-               ls && ls->write && ls->write->swizzled)
-        model = std::string("it writes a swizzled slot, which plan steps do not name");
+      if (auto why = unprovedRing(e); why && std::holds_alternative<LoopedStatement>(model))
+        model = *why;
       if (auto *why = std::get_if<std::string>(&model))
         throw PlanError("no plan can run this statement of the loop `" +
                             f_.exprs[e].attr(kHostLoopAttr) + "`: " + *why,

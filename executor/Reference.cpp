@@ -9,6 +9,8 @@
 #include "executor/Reference.h"
 
 #include "ir/HostLoops.h"
+#include "ir/RingPermute.h"
+#include "ir/Swizzle1D.h"
 
 #include "executor/Pointwise.h"
 #include "ir/FusionGraph.h"
@@ -623,11 +625,33 @@ private:
         for (const SliceView &read : model.reads)
           result_.values.insert_or_assign(read.view, sliceAt(read, s, fusion_.exprs[i]));
         TensorNum out = fusion_.exprs[i].outputs.at(0);
-        HostTensor value = evaluateTensor(out, graph);
+        HostTensor value = isCollectivePermute(fusion_.exprs[i])
+                               ? ringShard(model, s, fusion_.exprs[i])
+                               : evaluateTensor(out, graph);
         if (const auto &w = model.write)
-          storeSlice(*w, s, value, fusion_.exprs[i]);
+          storeSlice(*w, slotOf(*w, s), value, fusion_.exprs[i]);
         result_.values.insert_or_assign(out, std::move(value));
       }
+  }
+
+  /// What a ring step (ir/RingPermute.h) delivers, read globally: its slot
+  /// s of the base holds the input's shard s (on device t, iteration
+  /// (s - t) mod D writes it there: the iterations of every device together
+  /// fill every slot, which is what the ring checker proves). The reference
+  /// runs the slots in index order, each statement of the iteration on the
+  /// same slot as the ring's.
+  HostTensor ringShard(const LoopedStatement &ring, int64_t s, const Expr &e) const {
+    SliceView shard = *ring.write;
+    shard.base = *e.inputs.at(0).tensor;
+    return sliceAt(shard, slotOf(*ring.write, s), e);
+  }
+
+  /// The index iteration `s` writes through `view`: s, or for a swizzled
+  /// view the slot of team index 0 (ir/Swizzle1D.h), (s mod D); the other
+  /// devices write that slot in other iterations of the same loop.
+  int64_t slotOf(const SliceView &view, int64_t s) const {
+    const auto &mesh = fusion_.tensor(view.base).mesh;
+    return view.swizzled && mesh ? swizzledSlot(s, 0, mesh->size()) : s;
   }
 
   /// Outer count, axis extent and inner count of `view`'s base around its

@@ -43,7 +43,7 @@ namespace shardcheck {
   X(Reduce, true, true, true, Receives, true, One, One)                                            \
   X(ReduceScatter, true, true, true, None, true, Team, One)                                        \
   X(SendRecv, true, true, true, None, false, One, One)                                             \
-  X(CollectivePermute, true, false, false, None, false, One, One)
+  X(CollectivePermute, true, false, true, None, false, One, One)
 
 /// SC_COLLECTIVE_IF(column, text...): the text when the column's value is
 /// `true`, nothing when `false`; generates from one column of the list.
@@ -99,6 +99,12 @@ constexpr bool isRootedCollective(CollectiveType c) {
 }
 constexpr bool isReductionCollective(CollectiveType c) {
   return collectiveInfo(c).reduction;
+}
+/// Whether `c` moves data along (source, destination) pairs rather than
+/// over a team: SendRecv (its pairs are the plan's), CollectivePermute (the
+/// run loop derives each iteration's pairs from its ring).
+constexpr bool movesByPairs(CollectiveType c) {
+  return c == CollectiveType::SendRecv || c == CollectiveType::CollectivePermute;
 }
 
 /// The collective spelled `s` among those nvFuser's host IR names.

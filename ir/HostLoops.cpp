@@ -184,6 +184,14 @@ namespace {
 /// A ShardByStream write view: read only where the print implies its
 /// swizzle (ir/RingPermute.h, swizzledWrite).
 std::optional<std::string> modelSwizzledWrite(const Fusion &f, const Expr &e, LoopedStatement &ls) {
+  if (isCollectivePermute(e)) { // A ring step writes its slot (ir/RingPermute.h).
+    auto ring = ringPermute(f, e);
+    if (auto *why = std::get_if<std::string>(&ring))
+      return *why;
+    const auto &r = std::get<RingPermute>(ring);
+    ls.write = SliceView{r.view, r.base, r.streamAxis, r.position, /*swizzled=*/true};
+    return std::nullopt;
+  }
   auto write = swizzledWrite(f, e);
   if (auto *why = std::get_if<std::string>(&write))
     return *why;

@@ -96,7 +96,9 @@ struct SliceView {
 /// `axis == s` of its read views' bases (and, unchanged, tensors computed
 /// before the loop, or earlier in the same iteration) and writes the slice
 /// `axis == s` of its write view's base (or a value only later statements
-/// of the same iteration read).
+/// of the same iteration read). A CollectivePermute of a modelled ring
+/// (ir/RingPermute.h) has no read view (each device sends its shard of the
+/// input) and writes its swizzled slot.
 struct LoopedStatement {
   HostLoop loop;
   std::vector<SliceView> reads;   ///< Read views among its operands.

@@ -9,6 +9,7 @@
 #include "ir/RingPermute.h"
 
 #include "ir/FusionGraph.h"
+#include "ir/Swizzle1D.h"
 
 #include <algorithm>
 #include <cctype>
@@ -238,6 +239,15 @@ std::optional<std::pair<IdNum, size_t>> streamAxisOf(const Fusion &f, const Tens
       found = std::make_pair(ids[k], k);
     }
   return found;
+}
+
+std::optional<RingShifts> ringShifts(const RingPermute &r) {
+  auto d = static_cast<int64_t>(r.team.size());
+  if (d > 1 && (r.recv.modulus != d || r.send.modulus != d))
+    return std::nullopt;
+  // Device t runs (a + (c_s - c_r + t - v)) % D: nvFuser's (D + t - v) % D
+  // shifted by a + c_s - c_r (mod D).
+  return RingShifts{0, floorMod(r.send.addend + r.send.teamIndex - r.recv.teamIndex, d)};
 }
 
 std::variant<RingPermute, std::string> ringPermute(const Fusion &f, const Expr &e) {

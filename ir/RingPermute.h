@@ -62,6 +62,16 @@ struct RingPermute {
   std::string recvText, sendText; ///< As printed.
 };
 
+/// The ring's peers as shifts of nvFuser's (ir/Swizzle1D.h, a plan's
+/// "ring"), reading recv_peer's printed constant c_r as the printing
+/// device's team index: recv shift 0, send shift (a + c_s - c_r) mod D, so
+/// that a plan runs the peers as printed; nullopt when a modulus is not the
+/// team size D (no constant shift says such peers).
+struct RingShifts {
+  int64_t recv = 0, send = 0;
+};
+std::optional<RingShifts> ringShifts(const RingPermute &r);
+
 /// Whether `e` is a CollectivePermute.
 bool isCollectivePermute(const Expr &e);
 /// The ring model of a CollectivePermute of `f`, or why it does not fit.

@@ -5,6 +5,7 @@
 #include "plan/Plan.h"
 
 #include "ir/Scalars.h"
+#include "ir/Swizzle1D.h"
 #include "util/Checked.h"
 
 #include <algorithm>
@@ -34,6 +35,27 @@ int planFormatVersion(const Plan &plan) {
                std::any_of(plan.buffers.begin(), plan.buffers.end(),
                            [](const PlanBuffer &b) { return b.kind == BufferKind::Slice; });
   return loops ? kPlanLoopVersion : 1;
+}
+
+std::optional<int64_t> sliceWindowIndex(const PlanBuffer &slice, int64_t device,
+                                        int64_t iteration) {
+  const std::vector<int64_t> &team = slice.swizzleTeam;
+  if (team.empty())
+    return iteration;
+  auto at = std::find(team.begin(), team.end(), device);
+  if (at == team.end())
+    return std::nullopt;
+  return swizzledSlot(iteration, at - team.begin(), static_cast<int64_t>(team.size()));
+}
+
+std::vector<std::pair<int64_t, int64_t>> ringPairs(const PlanRing &ring, const PlanTeam &team,
+                                                   int64_t iteration) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  auto d = static_cast<int64_t>(team.devices.size());
+  for (int64_t t = 0; t < d; ++t)
+    pairs.emplace_back(team.devices[t],
+                       team.devices[ringSendPeer(iteration, t, d, ring.sendShift)]);
+  return pairs;
 }
 
 bool PlanStep::verified() const {

@@ -130,7 +130,27 @@ struct PlanBuffer {
   std::string base;
   std::optional<size_t> axis;
   std::string loopVar;
+  /// Slice of a Swizzle1D stream axis (nvFuser's ShardByStream): the team
+  /// whose order gives each device its team index t; in iteration s the
+  /// device takes the window swizzledSlot(s, t, D) (ir/Swizzle1D.h), not s.
+  /// Empty for a plain slice.
+  std::vector<int64_t> swizzleTeam;
   std::vector<PlanLocal> local;
+};
+
+/// The index of `slice`'s window in its base on `device` in iteration
+/// `iteration`: the iteration, or its swizzled slot (nullopt for a device
+/// outside the swizzle team).
+std::optional<int64_t> sliceWindowIndex(const PlanBuffer &slice, int64_t device, int64_t iteration);
+
+/// A CollectivePermute step's peers (docs/plan-format.md, "Rings"): in
+/// iteration s of the loop over `loopVar`, the member of team index t
+/// receives from ringRecvPeer(s, t, D, recvShift) and sends to
+/// ringSendPeer(s, t, D, sendShift) (ir/Swizzle1D.h); nvFuser's ring has
+/// both shifts 0.
+struct PlanRing {
+  std::string loopVar;
+  int64_t recvShift = 0, sendShift = 0;
 };
 
 // What a step does. X(name, spelling)
@@ -171,6 +191,8 @@ struct PlanStep {
   std::vector<PlanTeam> teams;
   std::optional<ReduceOp> reduceOp;
   std::vector<PlanCount> counts;
+  /// CollectivePermute: its per-iteration peers over its one team.
+  std::optional<PlanRing> ring;
   /// Copy: the edge whose consumer-side expectation the output follows,
   /// when the output is the consumer tensor's own buffer.
   std::optional<size_t> operand;
@@ -224,6 +246,11 @@ struct Plan {
   /// Whether every step is verified.
   bool verified() const;
 };
+
+/// The (source, destination) pairs of a CollectivePermute step's `team` in
+/// iteration `iteration`: each member to its send peer.
+std::vector<std::pair<int64_t, int64_t>> ringPairs(const PlanRing &ring, const PlanTeam &team,
+                                                   int64_t iteration);
 
 /// The lowest format version that expresses `plan`: kPlanLoopVersion when it
 /// has a loop step or a slice buffer, else 1.

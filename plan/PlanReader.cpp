@@ -252,7 +252,7 @@ std::vector<PlanTeam> PlanReader::teams(const At &at) const {
 
 PlanBuffer PlanReader::buffer(const At &at, const Plan &plan) const {
   expectObject(at, {"name", "kind", "tensor", "dtype", "consumer", "expr", "operand", "teams",
-                    "collective", "base", "axis", "loop", "local"});
+                    "collective", "base", "axis", "loop", "swizzle_team", "local"});
   PlanBuffer b;
   b.name = string(field(at, "name"));
   if (b.name.empty())
@@ -285,6 +285,8 @@ PlanBuffer PlanReader::buffer(const At &at, const Plan &plan) const {
     b.axis = static_cast<size_t>(nonNegative(*axis));
   if (auto loop = optionalField(at, "loop"))
     b.loopVar = string(*loop);
+  if (auto team = optionalField(at, "swizzle_team"))
+    b.swizzleTeam = devices(*team);
   for (const At &l : elements(field(at, "local"))) {
     expectObject(l, {"device", "shape", "held"});
     b.local.push_back(PlanLocal{nonNegative(field(l, "device")), extents(field(l, "shape"))});
@@ -312,9 +314,9 @@ PlanVerdict PlanReader::verdict(const At &at) const {
 }
 
 PlanStep PlanReader::step(const At &at, const Plan &plan) const {
-  expectObject(at,
-               {"index", "kind", "devices", "expr", "mode", "inputs", "output", "collective",
-                "teams", "reduce_op", "counts", "operand", "var", "lo", "hi", "body", "rests_on"});
+  expectObject(at, {"index", "kind", "devices", "expr", "mode", "inputs", "output", "collective",
+                    "teams", "reduce_op", "ring", "counts", "operand", "var", "lo", "hi", "body",
+                    "rests_on"});
   PlanStep s;
   s.kind = enumValue(field(at, "kind"), kStepKinds);
   if (s.kind == StepKind::Loop) {
@@ -338,6 +340,11 @@ PlanStep PlanReader::step(const At &at, const Plan &plan) const {
     s.teams = teams(*t);
   if (auto r = optionalField(at, "reduce_op"))
     s.reduceOp = named(*r, parseReduceOp, reduceOpChoices());
+  if (auto r = optionalField(at, "ring")) {
+    expectObject(*r, {"loop", "recv_shift", "send_shift"});
+    s.ring = PlanRing{string(field(*r, "loop")), nonNegative(field(*r, "recv_shift")),
+                      nonNegative(field(*r, "send_shift"))};
+  }
   if (auto counts = optionalField(at, "counts")) {
     for (const At &c : elements(*counts)) {
       expectObject(c, {"device", "in", "out"});

@@ -1,6 +1,7 @@
 // The plan's consistency checks; see PlanVerifier.h.
 #include "plan/PlanVerifier.h"
 
+#include "ir/Swizzle1D.h"
 #include "ir/json/JsonPositions.h"
 #include "ir/json/JsonText.h"
 #include "util/Checked.h"
@@ -58,6 +59,8 @@ void PlanVerifier::checkBufferFields(const std::string &at, const PlanBuffer &b)
          "expression " + std::to_string(*b.expr) + " has no operand " + std::to_string(*b.operand));
   if (b.kind == BufferKind::Slice && (b.base.empty() || !b.axis || b.loopVar.empty()))
     fail(at, "a slice buffer names its \"base\", \"axis\" and \"loop\"");
+  if (b.kind != BufferKind::Slice && !b.swizzleTeam.empty())
+    fail(at + "/swizzle_team", "only a slice buffer has a \"swizzle_team\"");
   if (b.kind != BufferKind::Tensor && b.kind != BufferKind::Partial && b.kind != BufferKind::View &&
       b.kind != BufferKind::Slice && b.teams.empty())
     fail(at, std::string("a ") + bufferKindName(b.kind) + " buffer names its \"teams\"");
@@ -232,7 +235,62 @@ void PlanVerifier::checkSlice(const std::string &at, const PlanBuffer &slice) co
         fail(path, "axis " + std::to_string(k) + " of the slice (" + shownToken(l.shape[k].str()) +
                        ") is not the base's (" + shownToken(b->shape[k < axis ? k : k + 1].str()) +
                        ") on device " + std::to_string(l.device));
+    if (!slice.swizzleTeam.empty())
+      checkSwizzledWindow(path, slice, l.device, b->shape[axis]);
   }
+}
+
+/// A swizzled slice's device has a team index, and every slot it takes,
+/// (s + t) % D, lies in the base's axis (a symbolic extent is checked once
+/// bound, loopRangeViolation).
+void PlanVerifier::checkSwizzledWindow(const std::string &path, const PlanBuffer &slice,
+                                       int64_t device, const Extent &axisExtent) const {
+  const std::vector<int64_t> &team = slice.swizzleTeam;
+  std::set<int64_t> members(team.begin(), team.end());
+  if (members.size() != team.size())
+    fail(path, "the swizzle team of " + quotedToken(slice.name) + " lists a device twice");
+  if (!members.count(device))
+    fail(path, "device " + std::to_string(device) + " is not in the swizzle team of " +
+                   quotedToken(slice.name) + ", so it has no team index to take its slot by");
+  auto extent = axisExtent.asConstant();
+  if (extent && *extent < static_cast<int64_t>(team.size()))
+    fail(path, "the swizzled slots (s + t) % " + std::to_string(team.size()) + " of " +
+                   quotedToken(slice.name) + " reach past axis " + std::to_string(*slice.axis) +
+                   " of its base (extent " + std::to_string(*extent) + ") on device " +
+                   std::to_string(device));
+}
+
+/// A CollectivePermute names its ring: one team, peers whose sends meet
+/// their receives in every iteration, inside a loop over the ring's
+/// variable (the iteration is what the peers are computed from).
+void PlanVerifier::checkRing(const std::string &at, const PlanStep &s) const {
+  bool permute = s.collective == CollectiveType::CollectivePermute;
+  if (permute != s.ring.has_value())
+    fail(at, permute ? "a CollectivePermute names its \"ring\""
+                     : "only a CollectivePermute has a \"ring\"");
+  if (!permute)
+    return;
+  const PlanRing &r = *s.ring;
+  if (!loop_ || plan_.steps[loop_->step].loopVar != r.loopVar)
+    fail(at + "/ring/loop", "a CollectivePermute runs in the body of a loop over its ring's "
+                            "variable " +
+                                quotedToken(r.loopVar));
+  if (s.teams.size() != 1 || s.teams[0].devices.empty() || s.teams[0].root ||
+      !s.teams[0].pairs.empty())
+    fail(at + "/teams", "a CollectivePermute has one team of \"devices\" (its ring)");
+  auto d = static_cast<int64_t>(s.teams[0].devices.size());
+  for (auto [key, shift] : {std::pair{"recv_shift", r.recvShift}, {"send_shift", r.sendShift}})
+    if (shift >= d)
+      fail(at + "/ring/" + key, std::string("a ring's ") + key + " must be below its team size " +
+                                    std::to_string(d) + ", not " + std::to_string(shift));
+  if (!ringPeersPairUp(d, r.recvShift, r.sendShift))
+    fail(at + "/ring",
+         "the ring's peers do not pair up: in every iteration s the member of team index t "
+         "sends to (t - s + " +
+             std::to_string(r.sendShift) + ") % " + std::to_string(d) +
+             ", which receives from (t + " + std::to_string(r.recvShift + r.sendShift) + ") % " +
+             std::to_string(d) + ", not from t (recv_shift + send_shift must be a multiple of " +
+             std::to_string(d) + ")");
 }
 
 const PlanBuffer *PlanVerifier::bufferNamed(const std::string &name) const {
@@ -326,6 +384,7 @@ void PlanVerifier::checkStep(size_t index) {
          in->consumer != out->consumer || in->expr != out->expr || in->operand != out->operand))
       fail(at, "an AllToAllv moves a packed buffer into the unpacked buffer of the same "
                "edge");
+    checkRing(at, s);
     checkCounts(at, s, *in, *out);
     break;
   }
@@ -374,11 +433,18 @@ std::optional<std::string> loopRangeViolation(const Plan &plan,
         if (!slice || slice->kind != BufferKind::Slice)
           continue;
         const PlanBuffer *base = plan.buffer(slice->base);
+        // A swizzled slice takes the slots (s + t) % D: all below D.
+        auto swizzled = static_cast<int64_t>(slice->swizzleTeam.size());
         for (const PlanLocal &l : base->local) {
           auto extent = l.shape.at(*slice->axis).evaluate(bindings);
           if (!extent)
             return where + ": the extent of " + base->name + " has no value at these sizes";
-          if (*lo < 0 || *hi > *extent)
+          if (swizzled > *extent)
+            return where + ": the swizzled slice " + name + " takes slots up to " +
+                   std::to_string(swizzled - 1) + " of axis " + std::to_string(*slice->axis) +
+                   " of " + base->name + " on device " + std::to_string(l.device) + " (extent " +
+                   std::to_string(*extent) + ")";
+          if (*lo < 0 || (!swizzled && *hi > *extent))
             return where + ": iteration " + loop.loopVar + " = " +
                    std::to_string(*lo < 0 ? *lo : *extent) + " indexes the slice " + name +
                    " outside axis " + std::to_string(*slice->axis) + " of " + base->name +

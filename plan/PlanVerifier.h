@@ -63,6 +63,9 @@ private:
   void checkCount(const std::string &path, const PlanBuffer &b, int64_t device,
                   const std::optional<Extent> &count, const char *which) const;
   void checkSlice(const std::string &at, const PlanBuffer &slice) const;
+  void checkSwizzledWindow(const std::string &path, const PlanBuffer &slice, int64_t device,
+                           const Extent &axisExtent) const;
+  void checkRing(const std::string &at, const PlanStep &s) const;
   void checkLoop(const std::string &at, size_t index, const PlanStep &s);
   /// A slice buffer used at `path` by step `index` is used inside a loop
   /// over its variable.

@@ -78,6 +78,8 @@ json bufferToJson(const PlanBuffer &b) {
     j["base"] = b.base;
     j["axis"] = b.axis.value_or(0);
     j["loop"] = b.loopVar;
+    if (!b.swizzleTeam.empty())
+      j["swizzle_team"] = b.swizzleTeam;
   }
   json local = json::array();
   for (const PlanLocal &l : b.local) {
@@ -103,6 +105,10 @@ json stepToJson(const PlanStep &s, size_t index) {
     j["teams"] = teamsToJson(s.teams);
     if (s.reduceOp)
       j["reduce_op"] = reduceOpName(*s.reduceOp);
+    if (s.ring)
+      j["ring"] = {{"loop", s.ring->loopVar},
+                   {"recv_shift", s.ring->recvShift},
+                   {"send_shift", s.ring->sendShift}};
     json counts = json::array();
     for (const PlanCount &c : s.counts) {
       json cj = {{"device", c.device}};

@@ -158,6 +158,8 @@ TEST(LoopOracle, ProvedLoopPlansMatchAndRefutedLoopsFail) {
     Document doc = readDocument(c.text, "loop-oracle.txt");
     ASSERT_EQ(doc.fusions.size(), 1u) << c.text;
     OracleResult r = oracle.run(doc.fusions[0]);
+    if (c.ringRight)
+      judgeRing(*c.ringRight, r);
     tally.add(r);
     for (const Violation &v : r.violations)
       ADD_FAILURE() << "violation " << v.kind << " at loop seed " << seed << " (" << c.description
@@ -167,6 +169,9 @@ TEST(LoopOracle, ProvedLoopPlansMatchAndRefutedLoopsFail) {
   std::cout << "LOOP-ORACLE-COUNTS (" << n << " looped programs):\n" << tally.summary();
   EXPECT_GE(tally.count("checker:matched"), n / 10) << "proved looped plans run";
   EXPECT_GE(countOf(tally, "compiler:refuted-reproduced"), n / 20) << "refuted loops fail";
+  // A quarter of the seeds are rings: right ones run to a match, wrong ones are refuted.
+  EXPECT_GE(tally.count("ring:right-matched"), n / 20) << "right rings planned and matched";
+  EXPECT_GE(tally.count("ring:wrong-refuted"), n / 60) << "wrong rings refuted";
 }
 
 // ---------------------------------------------------------------------------

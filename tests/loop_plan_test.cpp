@@ -112,36 +112,82 @@ size_t bufferIndex(const nlohmann::json &j, const std::string &kind) {
   return 0;
 }
 
-TEST(LoopPlan, LoaderChecksLoopsAndSlices) {
-  nlohmann::json valid = nlohmann::json::parse(planToJsonText(loopPlanOf(kPipeline)));
-  size_t slice = bufferIndex(valid, "slice");
-  struct Case {
-    std::string what;
-    std::function<void(nlohmann::json &)> breakIt;
-    std::string expect;
-  };
-  std::vector<Case> cases = {
-      {"version", [](auto &j) { j["version"] = 1; }, "needs plan version 2"},
-      {"base", [&](auto &j) { j["buffers"][slice]["base"] = "T99"; }, "the base of a slice"},
-      {"axis", [&](auto &j) { j["buffers"][slice]["axis"] = 3; },
-       "is not its base's without axis 3"},
-      {"fields", [&](auto &j) { j["buffers"][slice].erase("loop"); }, "names its \"base\""},
-      {"body past the end", [](auto &j) { j["steps"][0]["body"] = 99; }, "runs past the last step"},
-      {"empty body", [](auto &j) { j["steps"][0]["body"] = 0; }, "a \"body\" of at least one"},
-      {"nested", [](auto &j) { j["steps"].insert(j["steps"].begin() + 1, j["steps"][0]); },
-       "loops do not nest"},
-      {"outside its loop", [](auto &j) { j["steps"][0]["var"] = "j"; },
-       "is used outside a loop over"},
-      {"slice outside a loop", [](auto &j) { j["steps"].erase(j["steps"].begin()); },
-       "is used outside a loop over"},
-  };
-  for (const Case &c : cases) {
+/// One hand-edited plan the loader must refuse, with the message it gives.
+struct LoaderCase {
+  std::string what;
+  std::function<void(nlohmann::json &)> breakIt;
+  std::string expect;
+};
+
+void expectLoadErrors(const nlohmann::json &valid, const std::vector<LoaderCase> &cases) {
+  for (const LoaderCase &c : cases) {
     SCOPED_TRACE(c.what);
     nlohmann::json j = valid;
     c.breakIt(j);
     std::string error = loadError(j);
     EXPECT_NE(error.find(c.expect), std::string::npos) << error;
   }
+}
+
+TEST(LoopPlan, LoaderChecksLoopsAndSlices) {
+  nlohmann::json valid = nlohmann::json::parse(planToJsonText(loopPlanOf(kPipeline)));
+  size_t slice = bufferIndex(valid, "slice");
+  expectLoadErrors(
+      valid,
+      {
+          {"version", [](auto &j) { j["version"] = 1; }, "needs plan version 2"},
+          {"base", [&](auto &j) { j["buffers"][slice]["base"] = "T99"; }, "the base of a slice"},
+          {"axis", [&](auto &j) { j["buffers"][slice]["axis"] = 3; },
+           "is not its base's without axis 3"},
+          {"fields", [&](auto &j) { j["buffers"][slice].erase("loop"); }, "names its \"base\""},
+          {"body past the end", [](auto &j) { j["steps"][0]["body"] = 99; },
+           "runs past the last step"},
+          {"empty body", [](auto &j) { j["steps"][0]["body"] = 0; }, "a \"body\" of at least one"},
+          {"nested", [](auto &j) { j["steps"].insert(j["steps"].begin() + 1, j["steps"][0]); },
+           "loops do not nest"},
+          {"outside its loop", [](auto &j) { j["steps"][0]["var"] = "j"; },
+           "is used outside a loop over"},
+          {"slice outside a loop", [](auto &j) { j["steps"].erase(j["steps"].begin()); },
+           "is used outside a loop over"},
+      });
+}
+
+// The ring of docs/plan-format.md, "Rings": peers that do not pair up, and
+// swizzled slices without a slot, are refused as the plan is read.
+TEST(LoopPlan, LoaderChecksRings) {
+  nlohmann::json valid = nlohmann::json::parse(
+      planToJsonText(loopPlanOf("adversarial_ring_collective_permute_hostir.txt")));
+  size_t ring = 0, slot = 0;
+  for (size_t i = 0; i < valid["steps"].size(); ++i)
+    if (valid["steps"][i].value("collective", "") == "CollectivePermute")
+      ring = i;
+  for (size_t i = 0; i < valid["buffers"].size(); ++i)
+    if (valid["buffers"][i]["name"] == "T4")
+      slot = i;
+  ASSERT_GT(ring, 0u);
+  expectLoadErrors(
+      valid,
+      {
+          {"send peer", [&](auto &j) { j["steps"][ring]["ring"]["send_shift"] = 1; },
+           "the ring's peers do not pair up"},
+          {"shift past the team", [&](auto &j) { j["steps"][ring]["ring"]["recv_shift"] = 2; },
+           "below its team size 2"},
+          {"no ring", [&](auto &j) { j["steps"][ring].erase("ring"); }, "names its \"ring\""},
+          {"other loop", [&](auto &j) { j["steps"][ring]["ring"]["loop"] = "j"; },
+           "a loop over its ring's variable"},
+          {"a root", [&](auto &j) { j["steps"][ring]["teams"][0]["root"] = 0; },
+           "one team of \"devices\""},
+          {"device outside the swizzle",
+           [&](auto &j) {
+             j["buffers"][slot]["swizzle_team"] = {1, 2};
+           },
+           "is not in the swizzle team"},
+          {"swizzle past the axis",
+           [&](auto &j) {
+             j["buffers"][slot]["swizzle_team"] = {0, 1, 2};
+           },
+           "reach past axis"},
+      });
 }
 
 TEST(LoopPlan, BindingsThatPutASliceOutsideItsBaseAreRefused) {

@@ -148,6 +148,18 @@ if [ "$status" -ne 1 ] || ! grep -q "T3\[2, 0, 0\], expected nan" "$dir/out"; th
 fi
 echo "ok   wrong loop bound refused, and run anyway leaves T3[2] unwritten under MPI"
 
+# The CollectivePermute ring (docs/plan-format.md, "Rings") under MPI: its
+# per-iteration pairs as Isend/Irecv, the swizzled slots on every process.
+"$bin/check-sharding" --quiet --emit-plan "$dir/ring.json" \
+  "$source/corpus/adversarial_ring_collective_permute_hostir.txt" > /dev/null 2>&1
+grep -q '"swizzle_team"' "$dir/ring.json" || { echo "FAIL: the ring's plan has no swizzled slice"; exit 1; }
+status=0
+mpirun_np 2 "$bin/run-plan" --backend mpi "$dir/ring.json" > "$dir/out" 2>&1 || status=$?
+if [ "$status" -ne 0 ] || ! grep -q "^result: match" "$dir/out"; then
+  echo "FAIL: the ring pipeline under MPI: exit status $status"; cat "$dir/out"; exit 1
+fi
+echo "ok   CollectivePermute ring + linear pipeline under MPI: $(grep '^result:' "$dir/out")"
+
 # A plan of 2 devices on 3 processes is a usage error on every process.
 "$bin/check-sharding" --quiet --emit-plan "$dir/two.json" \
   "$source/corpus/rule_allgather_1d_logical.txt" > /dev/null 2>&1

@@ -8,9 +8,11 @@
 // receives are paired iteration by iteration, and every slot of every
 // device must end up holding the shard of its index exactly once.
 //
-// It does not run rings on a backend (no plan runs a CollectivePermute).
+// It does not run rings on a backend: tests/ring_plan_test.cpp plans and
+// runs them, and the loop oracle (fusion_oracle_test.cpp) random ones.
 #include "checker/Checker.h"
 #include "checker/bruteforce/LoopSlices.h"
+#include "checker/bruteforce/RandomLoops.h"
 #include "ir/FusionGraph.h"
 #include "ir/RingPermute.h"
 #include "ir/reader/DumpReader.h"
@@ -24,76 +26,9 @@
 namespace shardcheck {
 namespace {
 
-struct RingCase {
-  int64_t devices = 2;
-  int64_t recvIndex = 0, recvModulus = 2;
-  int64_t sendAddend = 2, sendIndex = 0, sendModulus = 2;
-  int64_t lo = 0, hi = 2;
-};
-
-std::string meshOf(int64_t d) {
-  std::string s = "DeviceMesh{";
-  for (int64_t i = 0; i < d; ++i)
-    s += (i ? " " : "") + std::to_string(i);
-  return s + "}";
-}
-
-/// The ring pipeline of corpus/adversarial_ring_collective_permute_hostir.txt
-/// on `c.devices` devices with the case's peers and bounds.
-std::string ringProgram(const RingCase &c) {
-  std::string d = std::to_string(c.devices), mesh = " (" + meshOf(c.devices) + ")";
-  std::string team = meshOf(c.devices).substr(11);
-  team = "(" + team.substr(0, team.size() - 1) + ")";
-  std::string t0 = "T0_g_float[ideviceIdx.x1{" + d + "}, iS2{3}]" + mesh;
-  std::string t3 = "T3_g_float[istreamIdx12{" + d + "}, iS13{3}]" + mesh;
-  std::string t4 = "T4_l_float[iS15{3}]" + mesh;
-  std::string t2 = "T2_g_float[istreamIdx20{" + d + "}, iS21{3}]" + mesh;
-  std::string t5 = "T5_l_float[iS22{3}]" + mesh;
-  // A statement computed from the ring's slot writes T2's slot too.
-  std::string consumer = "    " + t5 + " = ShardByStream(" + t2 + ", stream_index = i100)\n    " +
-                         t5 + "\n       = Set( " + t4 + ", cache_op=Streaming )\n";
-  return "%HostIrContainer { (" + t0 + ") -> (" + t2 + ") :\n" + "  " + t3 +
-         " = ALLOCATE(buffer=" + t3 + ", mem_type=global, size=6, zero_init=false, " +
-         "resets_to_zero=false)\n" + "  FOR i100 from " + std::to_string(c.lo) + " to " +
-         std::to_string(c.hi) + ":\n" + "    " + t4 + " = ShardByStream(" + t3 +
-         ", stream_index = i100)\n" + "    CollectivePermute 30 (team=" + team +
-         ", send_peer=( ( " + std::to_string(c.sendAddend) + " + ( " + std::to_string(c.sendIndex) +
-         " - i100 ) ) % " + std::to_string(c.sendModulus) + " ), recv_peer=( ( i100 + " +
-         std::to_string(c.recvIndex) + " ) % " + std::to_string(c.recvModulus) + " ), input=" + t0 +
-         ", output=" + t4 + ", backend=NCCL)\n" + "    Wait(Communication 30)\n" + consumer +
-         "} // %HostIrContainer\n";
-}
-
-int64_t cppMod(int64_t a, int64_t m) {
-  return a % m; // C++'s truncated remainder, as nvFuser evaluates it
-}
-
-/// Whether the ring delivers every shard to its slot on every device, each
-/// once, when the device of team index `printer` printed it.
-bool ringRuns(const RingCase &c, int64_t printer) {
-  int64_t n = c.devices;
-  auto recv = [&](int64_t t, int64_t v) {
-    return cppMod(v + c.recvIndex - printer + t, c.recvModulus);
-  };
-  auto send = [&](int64_t t, int64_t v) {
-    return cppMod(c.sendAddend + (c.sendIndex - printer + t) - v, c.sendModulus);
-  };
-  std::vector<std::map<int64_t, int64_t>> slots(n); // slot -> shard received
-  for (int64_t v = c.lo; v < c.hi; ++v)
-    for (int64_t t = 0; t < n; ++t) {
-      int64_t from = recv(t, v);
-      if (from < 0 || from >= n || send(from, v) != t)
-        return false; // no matching send: a hang or a mixed-up pair
-      int64_t slot = cppMod(v + t, n);
-      if (slot < 0 || !slots[t].emplace(slot, from).second)
-        return false;
-    }
-  for (int64_t t = 0; t < n; ++t)
-    for (int64_t j = 0; j < n; ++j)
-      if (!slots[t].count(j) || slots[t][j] != j)
-        return false;
-  return true;
-}
+using bruteforce::RingCase;
+using bruteforce::ringProgram;
+using bruteforce::ringRuns;
 
 /// What the simulation says the checker must answer: Proved, Refuted, or
 /// Unknown (peers of two devices, right if one of them printed it).

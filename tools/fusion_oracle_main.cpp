@@ -6,8 +6,9 @@
 //   fusion-oracle --summarize STATE...
 //
 // --loops draws looped host programs instead (checker/bruteforce/RandomLoops.h:
-// an Allgather per stream iteration, right loops and wrong ones), planned
-// with their loops; they are not minimized.
+// an Allgather per stream iteration, right loops and wrong ones, and
+// CollectivePermute rings with right and wrong peers), planned with their
+// loops; they are not minimized.
 //
 // Runs fusions with seeds S .. S+N-1 (default 1 and 1000): each is generated,
 // checked, planned and run exactly on simulated devices (Oracle.h says what
@@ -288,10 +289,12 @@ int main(int argc, char **argv) {
     std::vector<OracleResult> results;
     if (a.dtensor)
       results = oracle.runDTensor(seed);
-    else if (a.loops)
-      results.push_back(oracle.run(
-          readDocument(bruteforce::randomLoop(seed).text, "loop-oracle.txt").fusions.at(0)));
-    else
+    else if (a.loops) {
+      bruteforce::RandomLoopCase c = bruteforce::randomLoop(seed);
+      results.push_back(oracle.run(readDocument(c.text, "loop-oracle.txt").fusions.at(0)));
+      if (c.ringRight) // A ring: judged by the generator's own run of it too.
+        judgeRing(*c.ringRight, results.back());
+    } else
       results.push_back(oracle.run(randomFusion(seed)));
     for (OracleResult &r : results) {
       r.spec.seed = seed; // Names a looped program's seed in reports too.

@@ -3,6 +3,7 @@
 
 #include "util/RandomDraw.h"
 
+#include <map>
 #include <vector>
 
 namespace shardcheck::bruteforce {
@@ -66,11 +67,114 @@ std::vector<Axis> reshard(DrawFrom &draw, std::vector<Axis> axes, const std::str
   return axes;
 }
 
+/// A ring with random devices and slot sizes: mostly dispatchSwizzle1D's
+/// own peers, with one thing changed a third of the time.
+RandomLoopCase randomRing(uint64_t seed, DrawFrom &draw) {
+  RingCase r;
+  r.devices = draw.between(1, 4);
+  int64_t n = r.devices;
+  r.slot.assign(static_cast<size_t>(draw.between(1, 2)), 0);
+  for (int64_t &extent : r.slot)
+    extent = draw.between(1, 4);
+  r.recvIndex = r.sendIndex = draw.between(0, n - 1);
+  r.recvModulus = r.sendModulus = r.sendAddend = n;
+  r.lo = 0;
+  r.hi = n;
+  switch (draw.between(0, 8)) {
+  case 0:
+    r.recvIndex = draw.between(0, n);
+    break;
+  case 1:
+    r.sendIndex = draw.between(0, n);
+    break;
+  case 2:
+    r.recvModulus = draw.between(1, n + 1);
+    break;
+  case 3:
+    r.sendModulus = draw.between(1, n + 1);
+    r.sendAddend = draw.between(n, n + 1);
+    break;
+  case 4:
+    r.hi = draw.between(n - 1, n + 1);
+    r.lo = draw.between(0, 1);
+    break;
+  default:
+    break; // right
+  }
+  RandomLoopCase c;
+  c.text = ringProgram(r);
+  c.ringRight = r.recvIndex == r.sendIndex && r.recvIndex < n && ringRuns(r, r.recvIndex);
+  c.description = "seed " + std::to_string(seed) + ": ring of " + std::to_string(n) +
+                  " devices, recv index " + std::to_string(r.recvIndex) + " % " +
+                  std::to_string(r.recvModulus) + ", send " + std::to_string(r.sendAddend) +
+                  " + index " + std::to_string(r.sendIndex) + " % " +
+                  std::to_string(r.sendModulus) + ", loop " + std::to_string(r.lo) + " to " +
+                  std::to_string(r.hi);
+  return c;
+}
+
 } // namespace
+
+std::string ringProgram(const RingCase &c) {
+  std::string d = std::to_string(c.devices), mesh = " (" + meshOf(0, c.devices) + ")";
+  std::string team = meshOf(0, c.devices).substr(11);
+  team = "(" + team.substr(0, team.size() - 1) + ")";
+  int next = 30; // IterDomain numbers of the slot axes
+  auto slotAxes = [&] {
+    std::string s;
+    for (int64_t e : c.slot)
+      s += ", iS" + std::to_string(next++) + "{" + std::to_string(e) + "}";
+    return s;
+  };
+  std::string t0 = "T0_g_float[ideviceIdx.x1{" + d + "}" + slotAxes() + "]" + mesh;
+  std::string t3 = "T3_g_float[istreamIdx12{" + d + "}" + slotAxes() + "]" + mesh;
+  std::string t4 = "T4_l_float[" + slotAxes().substr(2) + "]" + mesh;
+  std::string t2 = "T2_g_float[istreamIdx20{" + d + "}" + slotAxes() + "]" + mesh;
+  std::string t5 = "T5_l_float[" + slotAxes().substr(2) + "]" + mesh;
+  // A statement computed from the ring's slot writes T2's slot too.
+  std::string consumer = "    " + t5 + " = ShardByStream(" + t2 + ", stream_index = i100)\n    " +
+                         t5 + "\n       = Set( " + t4 + ", cache_op=Streaming )\n";
+  return "%HostIrContainer { (" + t0 + ") -> (" + t2 + ") :\n" + "  " + t3 +
+         " = ALLOCATE(buffer=" + t3 + ", mem_type=global, size=6, zero_init=false, " +
+         "resets_to_zero=false)\n" + "  FOR i100 from " + std::to_string(c.lo) + " to " +
+         std::to_string(c.hi) + ":\n" + "    " + t4 + " = ShardByStream(" + t3 +
+         ", stream_index = i100)\n" + "    CollectivePermute 30 (team=" + team +
+         ", send_peer=( ( " + std::to_string(c.sendAddend) + " + ( " + std::to_string(c.sendIndex) +
+         " - i100 ) ) % " + std::to_string(c.sendModulus) + " ), recv_peer=( ( i100 + " +
+         std::to_string(c.recvIndex) + " ) % " + std::to_string(c.recvModulus) + " ), input=" + t0 +
+         ", output=" + t4 + ", backend=NCCL)\n" + "    Wait(Communication 30)\n" + consumer +
+         "} // %HostIrContainer\n";
+}
+
+bool ringRuns(const RingCase &c, int64_t printer) {
+  int64_t n = c.devices;
+  // C++'s truncated remainder, as nvFuser evaluates the printed peers.
+  auto recv = [&](int64_t t, int64_t v) { return (v + c.recvIndex - printer + t) % c.recvModulus; };
+  auto send = [&](int64_t t, int64_t v) {
+    return (c.sendAddend + (c.sendIndex - printer + t) - v) % c.sendModulus;
+  };
+  std::vector<std::map<int64_t, int64_t>> slots(static_cast<size_t>(n)); // slot -> shard received
+  for (int64_t v = c.lo; v < c.hi; ++v)
+    for (int64_t t = 0; t < n; ++t) {
+      int64_t from = recv(t, v);
+      if (from < 0 || from >= n || send(from, v) != t)
+        return false; // no matching send: a hang or a mixed-up pair
+      int64_t slot = (v + t) % n;
+      if (slot < 0 || !slots[static_cast<size_t>(t)].emplace(slot, from).second)
+        return false;
+    }
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t j = 0; j < n; ++j)
+      if (!slots[static_cast<size_t>(t)].count(j) || slots[static_cast<size_t>(t)][j] != j)
+        return false;
+  return true;
+}
 
 RandomLoopCase randomLoop(uint64_t seed) {
   std::mt19937_64 rng(seed);
   DrawFrom draw(rng);
+  if (seed % 4 == 0)
+    return randomRing(seed, draw);
   RandomLoopCase c;
   int64_t n = draw.between(1, 4);
   std::string devices = std::to_string(n), mesh = meshOf(0, n);

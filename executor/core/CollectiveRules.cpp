@@ -64,11 +64,11 @@ std::string teamNeeds(size_t n, size_t k) {
 
 std::string describeCollective(const CollectiveCall &call) {
   std::string s = collectiveTypeName(call.kind);
-  if (call.kind == CollectiveType::SendRecv) {
+  if (movesByPairs(call.kind)) { // A ring names its team, then this iteration's pairs.
     std::string pairs;
     for (const auto &[src, dst] : call.pairs)
       pairs += (pairs.empty() ? "" : ", ") + std::to_string(src) + " -> " + std::to_string(dst);
-    return s + " (" + pairs + ")";
+    return s + (call.team.empty() ? "" : " over team " + teamText(call.team)) + " (" + pairs + ")";
   }
   s += " over team " + teamText(call.team);
   if (call.root) {
@@ -200,7 +200,7 @@ size_t CountCheck::splitInputs() const {
 }
 
 void CountCheck::run() const {
-  if (call_.kind == CollectiveType::SendRecv)
+  if (movesByPairs(call_.kind))
     return sendRecv();
   checkTeam(call_, what_);
   size_t n = call_.team.size();
@@ -253,8 +253,8 @@ void checkCollectiveCounts(const CollectiveCall &call, const std::map<int64_t, i
 }
 
 int64_t perRankChunk(const CollectiveCall &call, const std::map<int64_t, int64_t> &in) {
-  if (call.kind == CollectiveType::SendRecv ||
-      collectiveInfo(call.kind).in == ChunkMultiple::Varies || call.team.empty())
+  if (movesByPairs(call.kind) || collectiveInfo(call.kind).in == ChunkMultiple::Varies ||
+      call.team.empty())
     return 0;
   bool rootSends = collectiveInfo(call.kind).root == RootRole::Sends;
   int64_t sender = rootSends ? *call.root : call.team[0];
@@ -358,6 +358,7 @@ std::map<int64_t, int64_t> collectiveBytesReceived(const CollectiveCall &call,
         receives(d, size(out, d));
     break;
   case CollectiveType::SendRecv:
+  case CollectiveType::CollectivePermute: // This iteration's pairs.
     for (const auto &[src, dst] : call.pairs)
       if (src != dst)
         receives(dst, size(in, src));
@@ -366,8 +367,6 @@ std::map<int64_t, int64_t> collectiveBytesReceived(const CollectiveCall &call,
     for (size_t s = 0; s < call.counts.size(); ++s)
       for (size_t j = 0; j < call.counts[s].size() && j < call.team.size(); ++j)
         receives(call.team[j], s == j ? 0 : call.counts[s][j]);
-    break;
-  case CollectiveType::CollectivePermute: // No plan runs it.
     break;
   }
   for (auto &[device, count] : values)

@@ -177,6 +177,8 @@ TeamCall PlanRun::teamCall(const PlanStep &step, const PlanTeam &team, const Pla
   t.call.team = team.devices;
   t.call.root = team.root;
   t.call.pairs = team.pairs;
+  if (step.ring) // A ring's pairs are this iteration's (docs/plan-format.md, "Rings").
+    t.call.pairs = ringPairs(*step.ring, team, iteration_.at(step.ring->loopVar));
   t.call.op = step.reduceOp.value_or(ReduceOp::Sum);
   t.call.inputName = in.name;
   t.call.outputName = out.name;
@@ -231,9 +233,12 @@ SliceWindow PlanRun::window(const PlanBuffer &b, int64_t device, int64_t iterati
         else
           w.inner *= e;
       }
+  // A swizzled slice takes its device's slot (ir/Swizzle1D.h), a plain one
+  // the iteration's.
+  int64_t index = sliceWindowIndex(b, device, iteration).value_or(-1);
   w.stride = extent * w.inner;
-  w.offset = iteration * w.inner;
-  if (w.outer * w.inner != placement_->slotCount(b, device) || iteration < 0 || iteration >= extent)
+  w.offset = index * w.inner;
+  if (w.outer * w.inner != placement_->slotCount(b, device) || index < 0 || index >= extent)
     throw StepFailure{"plan-error", "the slice " + b.name + " at " + b.loopVar + " = " +
                                         std::to_string(iteration) + " is no window of " + b.base +
                                         " on device " + std::to_string(device)};

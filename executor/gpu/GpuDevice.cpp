@@ -99,7 +99,7 @@ const DeviceArray *GpuDevice::indices(const std::string &key, int64_t device,
 void GpuDevice::prepareTeams() {
   std::vector<std::vector<int>> teams;
   for (const PlanStep &s : run_->plan.steps) {
-    if (s.kind != StepKind::Collective || s.collective == CollectiveType::SendRecv)
+    if (s.kind != StepKind::Collective || movesByPairs(*s.collective))
       continue;
     for (const PlanTeam &t : s.teams) {
       CollectiveCall call;

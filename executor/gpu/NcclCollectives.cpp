@@ -52,7 +52,7 @@ ncclRedOp_t ncclOp(ReduceOp op) {
 // ---------------------------------------------------------- collectives --
 
 std::vector<int> communicatorMembers(const NcclCall &call, int worldSize) {
-  if (call.kind == CollectiveType::SendRecv) {
+  if (movesByPairs(call.kind)) {
     std::vector<int> all(static_cast<size_t>(std::max(worldSize, 0)));
     std::iota(all.begin(), all.end(), 0);
     return all;
@@ -68,7 +68,7 @@ namespace {
 
 std::string callText(const NcclCall &call) {
   std::string s = collectiveTypeName(call.kind);
-  if (call.kind == CollectiveType::SendRecv) {
+  if (movesByPairs(call.kind)) {
     s += " of";
     for (const auto &[src, dst] : call.pairs)
       s += " " + std::to_string(src) + "->" + std::to_string(dst);
@@ -88,7 +88,7 @@ void validateCall(const NcclCall &call, int worldSize) {
     throw NcclError(what + ": not a collective a plan runs");
   if (call.count < 0 || call.count > limit)
     throw NcclError(what + ": bad element count " + std::to_string(call.count));
-  if (call.kind == CollectiveType::SendRecv) {
+  if (movesByPairs(call.kind)) {
     if (!call.pairCounts.empty() && call.pairCounts.size() != call.pairs.size())
       throw NcclError(what + ": " + std::to_string(call.pairCounts.size()) + " pair counts for " +
                       std::to_string(call.pairs.size()) + " pairs");
@@ -171,8 +171,7 @@ public:
   /// Whether nothing moves: every process sees the same counts and skips
   /// alike.
   bool movesNothing() const {
-    return call_.kind != CollectiveType::SendRecv && call_.kind != CollectiveType::AllToAllv &&
-           k_ == 0;
+    return !movesByPairs(call_.kind) && call_.kind != CollectiveType::AllToAllv && k_ == 0;
   }
   /// A team must be prepared in multi-process mode (its creation is
   /// collective); every process fails here alike, participant or not.
@@ -251,7 +250,7 @@ void CollectiveRun::checkSendRecvBuffers(int me) const {
 
 void CollectiveRun::checkBuffers() const {
   for (int me : w_.ranks) {
-    if (call_.kind == CollectiveType::SendRecv) {
+    if (movesByPairs(call_.kind)) {
       checkSendRecvBuffers(me);
       continue;
     }
@@ -275,8 +274,8 @@ void CollectiveRun::checkBuffers() const {
 }
 
 void CollectiveRun::checkPrepared() const {
-  if (!w_.singleProcess && call_.kind != CollectiveType::SendRecv &&
-      !isWorldInOrder(members_, w_.worldSize) && !w_.teamByMembers.count(members_))
+  if (!w_.singleProcess && !movesByPairs(call_.kind) && !isWorldInOrder(members_, w_.worldSize) &&
+      !w_.teamByMembers.count(members_))
     throw NcclError(what_ + ": its communicator " + ranksText(members_) +
                     " was not prepared: in multi-process mode every process must call "
                     "NcclWorld::prepareTeams with it (communicatorMembers) before running steps");
@@ -287,7 +286,7 @@ void CollectiveRun::checkPrepared() const {
 std::vector<ncclComm_t> CollectiveRun::communicators() {
   std::vector<ncclComm_t> comms(w_.ranks.size(), nullptr);
   for (size_t li = 0; li < w_.ranks.size(); ++li) {
-    if (call_.kind == CollectiveType::SendRecv)
+    if (movesByPairs(call_.kind))
       comms[li] = w_.world[li];
     else if (position(w_.ranks[li]) >= 0) {
       comms[li] = w_.commOf(static_cast<int>(li), members_);
@@ -311,7 +310,7 @@ void CollectiveRun::copyToSelf(size_t li, size_t to, size_t from, int64_t count)
 
 void CollectiveRun::localWork(size_t li, Temporaries &temps) {
   int me = w_.ranks[li];
-  if (call_.kind == CollectiveType::SendRecv) {
+  if (movesByPairs(call_.kind)) {
     for (size_t i = 0; i < call_.pairs.size(); ++i) {
       int64_t c = pairCount(call_, i);
       if (c > 0 && call_.pairs[i].first == me && call_.pairs[i].second == me)
@@ -428,7 +427,7 @@ void CollectiveRun::enqueuePart(const Part &p) {
   case CollectiveType::AllToAllv:
     return enqueueAllToAllv(p);
   case CollectiveType::SendRecv:
-  case CollectiveType::CollectivePermute: // Refused by validateCall.
+  case CollectiveType::CollectivePermute: // Per pair: enqueueSendRecv.
     break;
   }
 }
@@ -442,7 +441,7 @@ void CollectiveRun::enqueueGroup(const std::vector<ncclComm_t> &comms) {
         continue;
       int me = w_.ranks[li];
       used_.push_back(comm);
-      if (call_.kind == CollectiveType::SendRecv) {
+      if (movesByPairs(call_.kind)) {
         enqueueSendRecv(comm, me, w_.streams[li]);
         continue;
       }

@@ -177,21 +177,23 @@ private:
 ///   ReduceScatter send n*k, recv k
 ///   SendRecv      for each pair, `count` (or pairCounts[i]) elements from
 ///                 send[src] to recv[dst]; on the world communicator
+///   CollectivePermute  as SendRecv, over one iteration's ring pairs (the
+///                 run loop derives them, docs/plan-format.md "Rings")
 ///   AllToAllv     send sum_d counts[r][d], recv sum_s counts[s][r]
 /// with n = team.size(). A root outside the team joins the communicator last
 /// (as in MpiBackend): a Gather root only receives, a Scatter or Broadcast
 /// root only sends, a Reduce root contributes the operator's identity.
 struct NcclCall {
-  /// DESIGN section 3's table and AllToAllv (as executor/sim/SimCollectives.h defines
-  /// it), not CollectivePermute.
+  /// DESIGN section 3's table, AllToAllv (as executor/sim/SimCollectives.h
+  /// defines it) and CollectivePermute (by its pairs).
   CollectiveType kind = CollectiveType::Allgather;
   /// World ranks in team rank order (unused by SendRecv).
   std::vector<int> team;
   /// Gather, Scatter, Broadcast, Reduce: the root's world rank; it may be
   /// outside the team.
   std::optional<int> root;
-  /// SendRecv: (source, destination) world ranks; source == destination is a
-  /// local copy.
+  /// SendRecv, CollectivePermute: (source, destination) world ranks; source
+  /// == destination is a local copy.
   std::vector<std::pair<int, int>> pairs;
   /// SendRecv: elements per pair, in `pairs` order; empty: `count` each.
   std::vector<int64_t> pairCounts;

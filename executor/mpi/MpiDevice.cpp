@@ -179,7 +179,7 @@ void MpiCall::reduce() {
 }
 
 void MpiCall::run() {
-  if (call_.kind == CollectiveType::SendRecv)
+  if (movesByPairs(call_.kind)) // SendRecv, and a ring's pairs of this iteration
     return sendRecv();
   members_ = communicatorOrder(call_); // A root outside the team joins last.
   void *handle = mpi_.commOf(members_, call_.inputName, call_.outputName);
@@ -221,7 +221,7 @@ void MpiCall::run() {
     MPI_Ireduce_scatter_block(src_->data(), dst_->data(), count(k_), MPI_DOUBLE, op, comm_,
                               &request_);
     return finish();
-  default: // SendRecv was run above; no plan names another.
+  default: // SendRecv and CollectivePermute were run above; no plan names another.
     return;
   }
 }

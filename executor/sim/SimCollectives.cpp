@@ -153,6 +153,7 @@ Results compute(const Call &c) {
   case CollectiveType::ReduceScatter:
     return reduceScatter(c);
   case CollectiveType::SendRecv:
+  case CollectiveType::CollectivePermute: // This iteration's pairs (Run.cpp).
     return sendRecv(c);
   case CollectiveType::AllToAllv:
     return allToAllv(c);

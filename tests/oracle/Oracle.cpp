@@ -6,6 +6,8 @@
 // log). minimize() is a greedy loop over candidate edits of the spec.
 #include "tests/oracle/Oracle.h"
 
+#include "ir/RingPermute.h"
+
 #include "ir/HostLoops.h"
 
 #include "checker/PlanBuilder.h"
@@ -345,6 +347,30 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
     if (reducesMidChain(v.steps)) // Counted apart: copies after the reduction.
       r.matchedLowerings.push_back(edgeName(v) + " multi-step-reduced-mid-chain");
   }
+}
+
+void judgeRing(bool right, OracleResult &r) {
+  auto ring = std::find_if(r.verdicts.begin(), r.verdicts.end(), [&](const EdgeVerdict &v) {
+    return isCollectivePermute(r.fusion.exprs[v.expr]);
+  });
+  if (ring == r.verdicts.end()) {
+    r.violations.push_back({"ring-not-read", "the ring's CollectivePermute has no edge"});
+    return;
+  }
+  bool proved = ring->result == EdgeResult::Proved;
+  if (!right) {
+    r.ringOutcome =
+        proved ? "wrong-proved" : "wrong-" + std::string(edgeResultStatusName(ring->result));
+    if (proved)
+      r.violations.push_back({"ring-wrong-proved", "a ring the generator's run finds wrong is "
+                                                   "proved"});
+    return;
+  }
+  r.ringOutcome = proved && r.checkerOutcome == "matched" ? "right-matched" : "right-not-matched";
+  if (r.ringOutcome != "right-matched")
+    r.violations.push_back({"ring-right-not-matched",
+                            "a right ring is " + std::string(edgeResultStatusName(ring->result)) +
+                                ", its checker plan " + r.checkerOutcome});
 }
 
 void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {

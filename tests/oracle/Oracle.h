@@ -81,6 +81,9 @@ struct OracleResult {
   /// `Allgather confirmed` / `ReduceScatter refuted` per compiler choice.
   std::vector<std::string> compilerChoices;
   std::vector<Violation> violations;
+  /// A random ring (judgeRing): `right-matched`, `wrong-refuted`,
+  /// `wrong-unknown` (peers of two devices), or empty.
+  std::string ringOutcome;
   /// Lines describing the runs (for the report).
   std::vector<std::string> runLog;
 };
@@ -114,6 +117,12 @@ private:
   OracleOptions options_;
   Checker checker_;
 };
+
+/// Judges a random CollectivePermute ring (checker/bruteforce/RandomLoops.h)
+/// against the generator's own run of it: a wrong ring (`right` false)
+/// proved is the violation `ring-wrong-proved`; a right one that is not
+/// proved, planned and matched is `ring-right-not-matched`.
+void judgeRing(bool right, OracleResult &r);
 
 /// The whole story of one result: seed, the fusion in nvFuser's dump style
 /// (ir/Printer.h), every edge verdict, the runs and the violations.

@@ -32,6 +32,8 @@ void OracleTally::add(const OracleResult &r) {
   ++counts_[word("checker:" + r.checkerOutcome)];
   if (!r.compilerOutcome.empty())
     ++counts_[word("compiler:" + r.compilerOutcome)];
+  if (!r.ringOutcome.empty())
+    ++counts_[word("ring:" + r.ringOutcome)];
   for (const std::string &c : r.compilerChoices)
     ++counts_[word("choice:" + c)];
   for (const std::string &l : r.matchedLowerings)
@@ -85,6 +87,11 @@ std::string OracleTally::summary() const {
      << section(counts_, "compiler:");
   os << "compiler choices:\n" << section(counts_, "choice:");
   os << "lowerings of edges in matched plans:\n" << section(counts_, "lowering:");
+  bool rings = std::any_of(counts_.begin(), counts_.end(),
+                           [](const auto &kv) { return kv.first.rfind("ring:", 0) == 0; });
+  if (rings)
+    os << "CollectivePermute rings (judged by the generator's run of each):\n"
+       << section(counts_, "ring:");
   os << "constructs generated (fusions containing each):\n" << section(counts_, "feature:");
   os << "constructs in matched plans:\n" << section(counts_, "matched-feature:");
   os << "violations: " << violationCount() << " in " << violations_.size() << " classes\n";

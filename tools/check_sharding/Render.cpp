@@ -1,6 +1,8 @@
 // How check-sharding shows a checked file; see Render.h.
 #include "tools/check_sharding/Render.h"
 
+#include "util/Spellings.h"
+
 #include <ostream>
 
 namespace shardcheck::checksharding {
@@ -42,6 +44,21 @@ nlohmann::json loweringJson(const Lowering &l, const std::string &text) {
   return {{"text", text}, {"local_permute", l.localPermute}, {"teams", teams}};
 }
 
+/// A looped statement's loop claims (EdgeVerdict::loopClaims), or null.
+nlohmann::json loopClaimsJson(const std::optional<LoopClaims> &c) {
+  if (!c)
+    return nullptr;
+  static constexpr Spelling<LoopClaims::Status> kStatuses[] = {
+      {LoopClaims::Status::Proved, "proved"},
+      {LoopClaims::Status::Refuted, "refuted"},
+      {LoopClaims::Status::Unknown, "unknown"},
+      {LoopClaims::Status::Unsupported, "unsupported"}};
+  return {{"loop", c->header},
+          {"status", nameIn(kStatuses, c->status)},
+          {"counterexample", counterexampleJson(c->counterexample)},
+          {"reason", c->reason}};
+}
+
 nlohmann::json edgeJson(size_t fusion, const EdgeVerdict &v) {
   nlohmann::json j;
   j["fusion"] = fusion;
@@ -78,6 +95,7 @@ nlohmann::json edgeJson(size_t fusion, const EdgeVerdict &v) {
   } else {
     j["compiler"] = nullptr;
   }
+  j["loop_claims"] = loopClaimsJson(v.loopClaims);
   return j;
 }
 
