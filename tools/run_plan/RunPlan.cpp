@@ -427,7 +427,9 @@ int runBatch(const Options &batch, Backend &backend, std::ostream &out, std::ost
     ++(ok ? matched : failed);
     if (backend.isLeader() && (!ok || !o.quiet))
       out << path << ": "
-          << (result.report ? outcomeLine(*result.report) : "result: " + result.errorKind) << "\n";
+          << (result.errorKind.empty() ? outcomeLine(*result.report)
+                                       : "result: " + result.errorKind)
+          << "\n";
   }
   joinJob(backend, processes);
   if (backend.isLeader())
