@@ -9,7 +9,8 @@
 // device of both plans (the most one rank moves) as check-sharding reports
 // them, under the one cost model (dtensor/PlanBytes.h, checker/CostModel.h).
 //
-//   dtensor-sweep [--pairs FILE.csv] [MESH...]   (default: 4 2x2 4x2 2x2x2)
+//   dtensor-sweep [--pairs FILE.csv] [--emit-plans DIR] [MESH...]
+//                 (default meshes: 4 2x2 4x2 2x2x2)
 //
 // Prints a Markdown table (one row per mesh and size), then one row per class
 // of pairs not proved (the verdict and the reason: the mapping's rejection,
@@ -17,20 +18,25 @@
 // plan serves it), with counts and an example pair; the pairs proved by a
 // multi-step plan (checker/Planner.h) are counted apart, with the mean bytes
 // each device sends in their plans. --pairs writes one CSV line per pair
-// (placements, verdict, both plans' bytes per device, why not proved). It does not run
-// DTensor (the recordings in corpus/dtensor are its own).
+// (placements, verdict, both plans' bytes per device, why not proved).
+// --emit-plans writes every plan built as DIR/NNNNN.json and their list as
+// DIR/plans.txt, for `run-plan --backend mpi --batch DIR/plans.txt` under one
+// mpirun (bench/dtensor_sweep_mpi.sh). It does not run DTensor (the
+// recordings in corpus/dtensor are its own) and does not run MPI.
 #include "checker/CheckDocument.h"
 #include "checker/Planner.h"
 #include "dtensor/DTensorInput.h"
 #include "dtensor/DTensorReader.h"
 #include "dtensor/PlanBytes.h"
 #include "executor/sim/SimBackend.h"
+#include "plan/Plan.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -198,8 +204,38 @@ std::string tallyVerdict(const EdgeVerdict &v, const Pair &p, Tally &t) {
   return "";
 }
 
+/// The verdict a pair is counted by: its transition's first edge not
+/// proved, else the first that moves data, else the first (a transition
+/// that creates a partial has the local partition's edges after it).
+const EdgeVerdict &pairVerdict(const std::vector<EdgeVerdict> &verdicts) {
+  for (const EdgeVerdict &v : verdicts)
+    if (v.result != EdgeResult::Proved)
+      return v;
+  for (const EdgeVerdict &v : verdicts)
+    if (hasProvedPlan(v) ||
+        (v.lowering.kind != CommKind::None && v.lowering.kind != CommKind::Alias))
+      return v;
+  return verdicts.front();
+}
+
+/// Where --emit-plans writes the plans built, and their list.
+struct PlanSink {
+  std::string dir; ///< Empty: none written.
+  std::ofstream list;
+  int written = 0;
+
+  void add(const Plan &plan) {
+    if (dir.empty())
+      return;
+    char name[32];
+    std::snprintf(name, sizeof name, "%05d.json", written++);
+    std::ofstream(std::filesystem::path(dir) / name) << planToJsonText(plan);
+    list << name << "\n";
+  }
+};
+
 PairRow checkPair(DocumentChecker &checker, const Pair &p, const std::string &text, Tally &t,
-                  Reasons &reasons) {
+                  Reasons &reasons, PlanSink &sink) {
   ++t.pairs;
   PairRow row;
   dtensor::DTensorCase c = dtensor::readDTensorCase(text, "sweep.json");
@@ -215,13 +251,13 @@ PairRow checkPair(DocumentChecker &checker, const Pair &p, const std::string &te
   }
   DocumentReport report = checker.check(doc);
   const FusionReport &f = report.fusions.at(0);
-  if (f.verdicts.size() != 1) {
+  if (f.verdicts.empty()) {
     ++t.unknown;
     row.verdict = "not checked";
     addReason(reasons, "no edge checked", p, row);
     return row;
   }
-  const EdgeVerdict &v = f.verdicts[0];
+  const EdgeVerdict &v = pairVerdict(f.verdicts);
   static const char *const kResultNames[] = {"proved", "refuted", "unknown", "unsupported",
                                              "not modelled"};
   row.verdict = hasProvedPlan(v) ? "multi-step proved" : kResultNames[static_cast<int>(v.result)];
@@ -229,7 +265,8 @@ PairRow checkPair(DocumentChecker &checker, const Pair &p, const std::string &te
     addReason(reasons, why, p, row);
   if (v.result == EdgeResult::Proved) {
     // The planner's price, as check-sharding reports it beside DTensor's.
-    dtensor::PlanBytes s = dtensor::shardcheckPlanBytes(doc.fusions.at(0), v, c.mesh.devices());
+    dtensor::PlanBytes s =
+        dtensor::transitionPlanBytes(doc.fusions.at(0), f.verdicts, c.mesh.devices());
     if (s.known())
       row.shardcheckBytes = s.most();
     if (hasProvedPlan(v))
@@ -238,6 +275,7 @@ PairRow checkPair(DocumentChecker &checker, const Pair &p, const std::string &te
   if (f.plan) {
     ++t.planned;
     t.matched += planRunsToAMatch(*f.plan);
+    sink.add(*f.plan);
   }
   return row;
 }
@@ -261,10 +299,11 @@ std::optional<std::vector<int64_t>> meshOf(const std::string &spec) {
 
 /// Prints `why` and the usage line to `out`; returns `status`.
 int usage(std::FILE *out, const std::string &why, int status) {
-  std::fprintf(out,
-               "dtensor-sweep: %s\nusage: dtensor-sweep [--pairs FILE.csv] [MESH...]   "
-               "(MESH: e.g. 4, 2x2, 4x2, 2x2x2; default all four)\n",
-               why.c_str());
+  std::fprintf(
+      out,
+      "dtensor-sweep: %s\nusage: dtensor-sweep [--pairs FILE.csv] [--emit-plans DIR] [MESH...]   "
+      "(MESH: e.g. 4, 2x2, 4x2, 2x2x2; default all four)\n",
+      why.c_str());
   return status;
 }
 
@@ -316,6 +355,7 @@ void printReasons(const Reasons &reasons) {
 int main(int argc, char **argv) {
   std::vector<std::string> meshes;
   std::ofstream pairs;
+  PlanSink sink;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h")
@@ -326,6 +366,15 @@ int main(int argc, char **argv) {
       pairs.open(argv[++i]);
       if (!pairs)
         return usage(stderr, "cannot write " + std::string(argv[i]), 2);
+    } else if (arg == "--emit-plans") {
+      if (i + 1 == argc)
+        return usage(stderr, "--emit-plans needs a folder", 2);
+      sink.dir = argv[++i];
+      std::error_code ec;
+      std::filesystem::create_directories(sink.dir, ec);
+      sink.list.open(std::filesystem::path(sink.dir) / "plans.txt");
+      if (ec || !sink.list)
+        return usage(stderr, "cannot write plans into " + sink.dir, 2);
     } else if (!meshOf(arg)) {
       return usage(stderr, "not a flag or a mesh: '" + arg + "'", 2);
     } else {
@@ -362,7 +411,8 @@ int main(int argc, char **argv) {
       for (const auto &src : lists)
         for (const auto &dst : lists) {
           Pair pair{spec, label, src, dst};
-          PairRow row = checkPair(checker, pair, documentText(mesh, shape, src, dst), t, reasons);
+          PairRow row =
+              checkPair(checker, pair, documentText(mesh, shape, src, dst), t, reasons, sink);
           compareBytes(row, t);
           if (pairs.is_open())
             pairs << spec << "," << label << "," << placementsField(src) << ","

@@ -98,6 +98,37 @@ std::map<int64_t, std::vector<int64_t>> shardOrder(const DTensorCase &c, const P
 
 namespace {
 
+/// torch.chunk's sizes of `extent` in `n` (ceiling chunks, the last ones
+/// short or empty), as "2, 1".
+std::string chunkSizes(int64_t extent, int64_t n) {
+  int64_t chunk = (extent + n - 1) / n;
+  std::string text;
+  for (int64_t i = 0; i < n; ++i)
+    text += (i ? ", " : "") + std::to_string(std::clamp<int64_t>(extent - i * chunk, 0, chunk));
+  return text;
+}
+
+/// Why a nested shard whose outer level does not divide has no faithful
+/// mapping, with the sizes of the first outer chunk that is short: DTensor
+/// chunks the rows that rank holds, a nested IR split the outer ceiling
+/// chunk (the rows past the end stay empty), so the two place rows apart.
+std::string unevenNestingWhy(int64_t extent, int64_t outer, int64_t inner) {
+  int64_t chunk = (extent + outer - 1) / outer, j = 0;
+  while (j + 1 < outer && extent - j * chunk >= chunk)
+    ++j;
+  int64_t held = std::clamp<int64_t>(extent - j * chunk, 0, chunk);
+  if (held == 0) // Full chunks, then empty ones: the two agree, but no IR split says so.
+    return "its chunks are " + chunkSizes(extent, outer) +
+           " rows, and the mapping nests a shard only inside a level that divides";
+  return "its chunk " + std::to_string(j) + " holds " + std::to_string(held) + " of " +
+         std::to_string(chunk) + " rows; DTensor chunks the rows a rank holds (" +
+         std::to_string(held) + " into " + chunkSizes(held, inner) +
+         "), a nested IR split chunks the outer ceiling chunk (" + std::to_string(chunk) +
+         " into " + chunkSizes(chunk, inner) +
+         ", rows past the end left empty), so the two "
+         "place rows on different devices";
+}
+
 /// Rejects nested shards whose outer levels do not divide: DTensor chunks
 /// each level by its local size, nvFuser's nested splits by the global
 /// ceiling, and the two differ there.
@@ -111,9 +142,8 @@ void requireFaithfulNesting(const DTensorCase &c, const Layout &l,
         unmapped("tensor dim " + std::to_string(d) + " (size " + std::to_string(c.shape[d]) +
                      ") is sharded on mesh dims nested unevenly: mesh dim " +
                      std::to_string(dims[j]) + " splits " + std::to_string(extent) + " by " +
-                     std::to_string(n) +
-                     " with a shard nested inside; DTensor chunks the inner level by each "
-                     "rank's local size, which no nested IR split expresses",
+                     std::to_string(n) + " with mesh dim " + std::to_string(dims[j + 1]) +
+                     " nested inside; " + unevenNestingWhy(extent, n, c.mesh.shape()[dims[j + 1]]),
                  locOfMeshDim(dims[j]));
       extent /= n;
     }
@@ -233,6 +263,9 @@ public:
     return t;
   }
 
+  size_t tensorDims() const { return c_.shape.size(); }
+  int64_t meshDimSize(int64_t k) const { return c_.mesh.shape()[k]; }
+
 private:
   FusionBuilder &fb_;
   const DTensorCase &c_;
@@ -261,11 +294,12 @@ void transitionExpr(FusionBuilder &fb, TensorNum in, TensorNum out, const Layout
   locateLastExpr(fb, loc);
 }
 
-/// Replicate or Shard -> Partial: DTensor rewrites values, no data moves.
-[[noreturn]] void rejectNewPartial(const Placement &to, int64_t k) {
+/// Shard -> Partial on one mesh dim: DTensor 2.11 refuses it (forward).
+[[noreturn]] void rejectShardToPartial(const Placement &to, int64_t k) {
   unmapped(to.spelling + " on mesh dim " + std::to_string(k) +
-               " from a placement that is not partial: DTensor rewrites the local values "
-               "(no data moves) and the IR has no op that does",
+               " from a Shard: DTensor refuses it too (its greedy planner takes Shard -> "
+               "Partial in one step, and redistribute raises 'redistribute from S(d) to P "
+               "not supported yet'); redistribute to Replicate() on that mesh dim first",
            to.loc);
 }
 
@@ -275,14 +309,42 @@ void transitionExpr(FusionBuilder &fb, TensorNum in, TensorNum out, const Layout
            to.loc);
 }
 
+/// Whether DTensor plans the document with its graph-based search (a
+/// `_StridedShard` or a shard order other than mesh-dim order), which
+/// reaches a Partial from a Shard through Replicate.
+bool plansByGraph(const DTensorCase &c) {
+  for (const Placements *ps : {&c.source, &c.target}) {
+    for (const Placement &p : ps->perMeshDim)
+      if (p.splitFactor)
+        return true;
+    for (const ShardOrderEntry &e : ps->shardOrder)
+      if (!std::is_sorted(e.meshDims.begin(), e.meshDims.end()))
+        return true;
+  }
+  return false;
+}
+
+/// Whether mesh dim k shards a tensor dim in `l`.
+bool shardsOn(const Layout &l, int64_t k) {
+  for (const auto &[d, dims] : l.order)
+    if (std::count(dims.begin(), dims.end(), k))
+      return true;
+  return false;
+}
+
 /// The layout a tensor has after `to`'s partial axes that `from` has and
-/// `to` does not are reduced. Rejects new or changed partials.
-Layout afterReduction(const Layout &from, Layout to, const Placements &toPs) {
+/// `to` does not are reduced. Partial axes `to` has and `from` does not
+/// (DTensor's Replicate -> Partial, a local rewrite of the values) are
+/// kept in it: transitionTo builds them after the edge. Rejects a changed
+/// reduce op, and a new partial on a mesh dim `from` shards unless DTensor
+/// goes through Replicate there (`viaReplicate`).
+Layout afterReduction(const Layout &from, Layout to, const Placements &toPs,
+                      bool viaReplicate = false) {
   for (const auto &[k, op] : to.partial) {
     auto it = from.partial.find(k);
-    if (it == from.partial.end())
-      rejectNewPartial(toPs.perMeshDim[k], k);
-    if (it->second != op)
+    if (it == from.partial.end() && shardsOn(from, k) && !viaReplicate)
+      rejectShardToPartial(toPs.perMeshDim[k], k);
+    if (it != from.partial.end() && it->second != op)
       rejectReduceOpChange(toPs.perMeshDim[k], k, it->second);
   }
   std::set<std::string> ops;
@@ -298,16 +360,76 @@ Layout afterReduction(const Layout &from, Layout to, const Placements &toPs) {
   return to;
 }
 
+/// The partial mesh dims of `to` that `from` does not have.
+std::map<int64_t, std::string> newPartials(const Layout &from, const Layout &to) {
+  std::map<int64_t, std::string> fresh;
+  for (const auto &[k, op] : to.partial)
+    if (!from.partial.count(k))
+      fresh[k] = op;
+  return fresh;
+}
+
+/// DTensor's Replicate -> Partial (Partial._partition_value): every rank
+/// of the mesh dim keeps the replicated value, divided by the mesh dim's
+/// size for a sum (max and min keep it), so that reducing gives it back.
+/// In the IR: `broadcast` of `in` (sharded as `to` without the new partial
+/// axes) into the new unreduced axes, on their DIDs, then `/` by the
+/// product of the sum dims' sizes. Both are local: each device writes its
+/// own index of the new axis from the value it holds.
+TensorNum partition(FusionBuilder &fb, TensorMaker &make, TensorNum in, const Layout &to,
+                    const std::map<int64_t, std::string> &fresh, const SourceLoc &loc) {
+  std::vector<bool> flags;
+  for (const auto &[k, _] : to.partial)
+    flags.push_back(fresh.count(k) > 0);
+  flags.resize(flags.size() + make.tensorDims(), false);
+  int64_t divisor = 1;
+  for (const auto &[k, op] : fresh)
+    if (op == "sum")
+      divisor *= make.meshDimSize(k);
+  TensorNum spread = make.make(to, loc);
+  fb.expr(OpKind::Broadcast, "broadcast", {in}, spread, flags);
+  locateLastExpr(fb, loc);
+  if (divisor == 1)
+    return spread;
+  TensorNum out = make.make(to, loc);
+  fb.expr(OpKind::Binary, "/", {spread}, out);
+  fb.fusion().exprs.back().inputs.push_back(
+      Operand::ofScalar("double(" + std::to_string(divisor) + ")"));
+  locateLastExpr(fb, loc);
+  return out;
+}
+
+/// `in` (sharded as `from`) -> a tensor sharded as `to` (afterReduction's
+/// result): the edge into `to` without its new partials (a copy or a
+/// reduction, left out when nothing changes), then their partition.
+TensorNum transitionTo(FusionBuilder &fb, TensorMaker &make, TensorNum in, const Layout &from,
+                       const Layout &to, const SourceLoc &loc) {
+  std::map<int64_t, std::string> fresh = newPartials(from, to);
+  Layout moved = to;
+  for (const auto &[k, _] : fresh)
+    moved.partial.erase(k);
+  TensorNum t = in;
+  if (fresh.empty() || moved.order != from.order || moved.partial != from.partial ||
+      !moved.reduced.empty() || from.rankMajor) {
+    t = make.make(moved, loc);
+    transitionExpr(fb, in, t, from, moved, loc);
+  }
+  if (fresh.empty())
+    return t;
+  Layout spread = to;
+  spread.reduced.clear();
+  return partition(fb, make, t, spread, fresh, loc);
+}
+
 Fusion transitionFusion(const DTensorCase &c) {
   FusionBuilder fb;
   fb.fusion().kind = BlockKind::Kernel;
   fb.fusion().loc = c.loc;
   Layout from = layoutOf(c, c.source);
-  Layout to = afterReduction(from, layoutOf(c, c.target), c.target);
+  Layout to = afterReduction(from, layoutOf(c, c.target), c.target, plansByGraph(c));
   TensorMaker make(fb, c);
   TensorNum in = make.make(from, c.source.loc);
-  TensorNum out = make.make(to, c.target.loc);
-  transitionExpr(fb, in, out, from, to, c.target.loc);
+  transitionTo(fb, make, in, from, to, c.target.loc);
   return fb.take();
 }
 
@@ -476,11 +598,8 @@ public:
     // step leaves is what the target's placements declare, else this edge
     // needs communication and says so.
     Layout target = afterReduction(layout, layoutOf(c_, c_.target), c_.target);
-    if (target.order != layout.order || target.partial != layout.partial ||
-        !target.reduced.empty()) {
-      TensorNum end = make_.make(target, c_.target.loc);
-      transitionExpr(fb_, t, end, layout, target, c_.target.loc);
-    }
+    if (target.order != layout.order || target.partial != layout.partial || !target.reduced.empty())
+      transitionTo(fb_, make_, t, layout, target, c_.target.loc);
     return fb_.take();
   }
 
@@ -532,9 +651,11 @@ Layout StepChain::stepLayout(const Layout &from, const std::vector<Placement> &c
                s.to.loc);
     next.order[s.to.dim].push_back(k);
   }
+  if (s.to.isPartial() && was.isShard())
+    rejectShardToPartial(s.to, k);
   if (s.to.isPartial() && !was.isPartial())
-    rejectNewPartial(s.to, k);
-  if (s.to.isPartial() && s.to.reduceOp != was.reduceOp)
+    next.partial[k] = s.to.reduceOp;
+  if (s.to.isPartial() && was.isPartial() && s.to.reduceOp != was.reduceOp)
     rejectReduceOpChange(s.to, k, was.reduceOp);
   if (was.isPartial() && !s.to.isPartial()) {
     next.partial.erase(k);
@@ -629,11 +750,9 @@ TensorNum StepChain::step(const IssuedStep &s, TensorNum in, const Layout &from,
       return localSet(*out, Layout{to.order, to.partial, {}, {}}, s.loc);
     }
   }
-  // A local step, or a collective this mapping does not express: the step
-  // as a plain edge.
-  TensorNum t = make_.make(to, s.loc);
-  transitionExpr(fb_, in, t, from, to, s.loc);
-  return t;
+  // A local step (Replicate -> Partial among them), or a collective this
+  // mapping does not express: the step as a plain edge.
+  return transitionTo(fb_, make_, in, from, to, s.loc);
 }
 
 } // namespace

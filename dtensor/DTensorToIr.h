@@ -5,7 +5,10 @@
 //   [0] the transition: T0 (source placements) -> T1 (target placements),
 //       a copy (`LoadStore`, which nvFuser would not lower, so no nvFuser
 //       verdict is attached), or a `reduction` when partial mesh dims are
-//       reduced;
+//       reduced; a target partial on a mesh dim the source replicates
+//       (DTensor's Replicate -> Partial, Partial._partition_value) is then
+//       written locally: a `broadcast` into the new unreduced axis and, for
+//       a sum, a `/` by the mesh dim's size (a local step of [1] too);
 //   [1] DTensor's own steps (when the document records them), a host IR
 //       program: each step that issued a collective is a `Communication`
 //       (DTensor's kind, and the group of the mesh's first device as its
@@ -26,10 +29,10 @@
 //
 // Rejected with a located InputError (`dtensor-unmapped`), never guessed:
 // Partial(avg) (the IR's reductions are sum, max, min, prod), a change of
-// reduce op, Replicate/Shard -> Partial (DTensor rewrites values locally;
-// no data moves and the IR has no op for it), nested shards whose outer
-// levels do not divide (DTensor chunks each level by its local size, nvFuser
-// splits by the global ceiling), a `_StridedShard` whose split factor is not
+// reduce op, Shard -> Partial (DTensor refuses it too, except through
+// Replicate in its graph-based planner, which the mapping follows), nested
+// shards whose outer levels do not divide (DTensor chunks each level by its
+// local size, nvFuser splits by the global ceiling), a `_StridedShard` whose split factor is not
 // the product of the mesh dims nested outside it, meshes of more than 3
 // dims, a shard dim outside the tensor. A DTensor step that this mapping
 // cannot express as a collective on the IR's buffers (a padded collective on

@@ -138,14 +138,31 @@ BytesSideBySide bytesSideBySide(const DTensorCase &c, const Fusion &transition,
   BytesSideBySide b;
   b.ranks = c.mesh.devices();
   b.dtensor = dtensorPlanBytes(c);
-  if (verdicts.size() == 1) {
-    b.shardcheck = shardcheckPlanBytes(transition, verdicts.front(), b.ranks);
-  } else {
-    b.shardcheck.source = "no plan";
-    b.shardcheck.unknownWhy =
-        "the transition has " + std::to_string(verdicts.size()) + " checked edges, not one";
-  }
+  b.shardcheck = transitionPlanBytes(transition, verdicts, b.ranks);
   return b;
+}
+
+PlanBytes transitionPlanBytes(const Fusion &fusion, const std::vector<EdgeVerdict> &verdicts,
+                              const std::vector<int64_t> &devices) {
+  PlanBytes sum;
+  if (verdicts.empty()) {
+    sum.source = "no plan";
+    sum.unknownWhy = "the transition has no checked edge";
+    return sum;
+  }
+  for (const EdgeVerdict &v : verdicts) {
+    PlanBytes b = shardcheckPlanBytes(fusion, v, devices);
+    if (!b.known())
+      return b;
+    if (sum.source.empty())
+      sum.source = b.source;
+    for (const auto &[device, bytes] : b.perRank)
+      sum.perRank[device] += bytes;
+  }
+  if (verdicts.size() > 1)
+    sum.source += ", then " + std::to_string(verdicts.size() - 1) + " local edge" +
+                  (verdicts.size() > 2 ? "s" : "") + " proved";
+  return sum;
 }
 
 Diagnostic bytesSideBySideNote(const BytesSideBySide &b, const SourceLoc &loc) {

@@ -53,8 +53,15 @@ PlanBytes dtensorPlanBytes(const DTensorCase &c);
 PlanBytes shardcheckPlanBytes(const Fusion &fusion, const EdgeVerdict &verdict,
                               const std::vector<int64_t> &devices);
 
+/// shardcheck's plan of a whole transition: every edge of `verdicts` (of
+/// `fusion`) priced and summed per device; unknown when one edge is. A
+/// transition has one edge, or more when it creates a partial (the edge,
+/// then the local partition: docs/dtensor.md).
+PlanBytes transitionPlanBytes(const Fusion &fusion, const std::vector<EdgeVerdict> &verdicts,
+                              const std::vector<int64_t> &devices);
+
 /// Both plans of `c`; `transition` is fusion 0 of its document and
-/// `verdicts` that fusion's verdicts (its one edge, T0 -> T1).
+/// `verdicts` that fusion's verdicts.
 BytesSideBySide bytesSideBySide(const DTensorCase &c, const Fusion &transition,
                                 const std::vector<EdgeVerdict> &verdicts);
 

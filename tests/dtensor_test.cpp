@@ -120,8 +120,8 @@ TEST(DTensorToIr, RejectsPlacementsWithoutFaithfulMapping) {
   EXPECT_EQ(errorOf(document("[2, 2]", "[0, 1, 2, 3]", "[5]", "[\"Shard(0)\", \"Shard(0)\"]",
                              "[\"R\", \"R\"]")),
             (Error{"dtensor-unmapped", 4}));
-  // Replicate -> Partial rewrites values locally.
-  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"R\"]", "[\"Partial(sum)\"]")),
+  // Shard -> Partial: DTensor refuses it too (its greedy planner).
+  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"Partial(sum)\"]")),
             (Error{"dtensor-unmapped", 5}));
   // A strided shard whose split factor is not the later mesh dims' product.
   EXPECT_EQ(
@@ -176,6 +176,50 @@ TEST(DTensorToIr, PartialIsAnUnreducedAxisThatTheTargetReduces) {
   ASSERT_EQ(t0.logical.size(), 2u);
   EXPECT_EQ(f.id(t0.logical[0]).parallel, ParallelType::DIDx);
   EXPECT_TRUE(f.id(t1.logical[0]).isReduction());
+}
+
+/// Fusion 0 (the transition) of the document `text`.
+Fusion transitionOf(const std::string &text) {
+  return readInputDocument(text, "case.json").doc.fusions.at(0);
+}
+
+TEST(DTensorToIr, ReplicateToPartialIsDTensorsLocalPartition) {
+  // Partial._partition_value: a sum divides by the mesh dim's size, max
+  // keeps the value; a broadcast into the new unreduced axis, then `/`.
+  Fusion f = transitionOf(document("[4]", "[0, 1, 2, 3]", "[8]", "[\"R\"]", "[\"Partial(sum)\"]"));
+  ASSERT_EQ(f.exprs.size(), 2u);
+  EXPECT_EQ(f.exprs[0].kind, OpKind::Broadcast);
+  EXPECT_EQ(f.exprs[0].flags, (std::vector<bool>{true, false}));
+  EXPECT_EQ(f.id(f.tensor(1).logical[0]).parallel, ParallelType::DIDx);
+  EXPECT_EQ(f.exprs[1].op, "/");
+  ASSERT_EQ(f.exprs[1].inputs.size(), 2u);
+  EXPECT_EQ(f.exprs[1].inputs[1].scalar, "double(4)");
+  Fusion max =
+      transitionOf(document("[4]", "[0, 1, 2, 3]", "[8]", "[\"R\"]", "[\"Partial(max)\"]"));
+  ASSERT_EQ(max.exprs.size(), 1u);
+  EXPECT_EQ(max.exprs[0].kind, OpKind::Broadcast);
+  // DTensor's graph-based planner (a _StridedShard) reaches a Partial from a
+  // Shard through Replicate: mapped as the gather, then the partition.
+  Fusion strided = transitionOf(document("[2, 2]", "[0, 1, 2, 3]", "[8]",
+                                         "[\"_StridedShard(0, split_factor=2)\", \"Shard(0)\"]",
+                                         "[\"Partial(sum)\", \"R\"]"));
+  EXPECT_EQ(strided.exprs.back().op, "/");
+}
+
+TEST(DTensorToIr, NestedUnevenRejectionShowsBothChunkings) {
+  // 5 rows on [Shard(0), Shard(0)] of 2x2: the second half holds 2 of 3 rows.
+  try {
+    readInputDocument(
+        document("[2, 2]", "[0, 1, 2, 3]", "[5]", "[\"Shard(0)\", \"Shard(0)\"]", "[\"R\", \"R\"]"),
+        "case.json");
+    FAIL() << "not rejected";
+  } catch (const InputError &e) {
+    EXPECT_NE(e.diagnostic().message.find("its chunk 1 holds 2 of 3 rows; DTensor chunks the "
+                                          "rows a rank holds (2 into 1, 1), a nested IR split "
+                                          "chunks the outer ceiling chunk (3 into 2, 1"),
+              std::string::npos)
+        << e.diagnostic().message;
+  }
 }
 
 TEST(DTensorInput, NotesDTensorsBytesPerRank) {

@@ -83,6 +83,19 @@ TEST(RunPlanFiles, AReportOntoADirectoryIsExitStatusTwo) {
                    "/dev/full: error: cannot write the report: No space left on device");
 }
 
+TEST(RunPlanBatch, RunsEveryListedPlanAndCountsThoseThatMatch) {
+  // Paths relative to the list's folder; a missing plan counts as not matched.
+  std::string plan = emittedPlan(kConstantPlan);
+  fs::path list = tempDir() / "batch.txt";
+  std::ofstream(list) << fs::path(plan).filename().string() << "\nmissing.json\n" << plan << "\n";
+  Result r = runPlan({"--quiet", "--batch", list.string()});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("missing.json: result: unreadable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("batch: 3 plan(s) run, 2 matched, 1 did not"), std::string::npos) << r.out;
+  expectUsageError({"--batch", list.string(), plan}, "give a PLAN or --batch LIST, not both");
+  expectUsageError({"--batch", list.string(), "--report", "r.json"}, "--batch prints text only");
+}
+
 TEST(RunPlanFlags, BindNamesMustBeSymbolsOfThePlan) {
   std::string symbolic = emittedPlan(kSymbolicPlan), constant = emittedPlan(kConstantPlan);
   expectUsageError({"--bind-auto", "--bind", "j7=4", symbolic},

@@ -21,7 +21,8 @@
 namespace shardcheck {
 
 struct MpiCoordinator::Comms {
-  std::map<std::vector<int>, MPI_Comm> byRanks;
+  std::map<std::vector<int>, MPI_Comm> byRanks; ///< Teams, by world rank.
+  MPI_Comm job = MPI_COMM_WORLD;                ///< The processes running the plan (joinJob).
 };
 
 namespace {
@@ -92,9 +93,12 @@ MpiCoordinator::MpiCoordinator(double timeoutSeconds)
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  worldSize_ = size_;
 }
 
 MpiCoordinator::~MpiCoordinator() {
+  if (comms_->job != MPI_COMM_WORLD)
+    MPI_Comm_free(&comms_->job);
   for (auto &[ranks, comm] : comms_->byRanks)
     if (comm != MPI_COMM_NULL)
       MPI_Comm_free(&comm);
@@ -255,17 +259,17 @@ void MpiCoordinator::meet(const std::vector<int> &ranks, const std::string &inpu
   });
 }
 
-/// Broadcasts a string from `root` of the world.
+/// Broadcasts a string from `root` of the job.
 std::string MpiCoordinator::broadcastString(const std::string &s, int root) {
   auto what = [&] {
     return "rank " + std::to_string(root) + " to share its failure of " + agreementStep();
   };
   int length = static_cast<int>(s.size());
   MPI_Request request;
-  MPI_Ibcast(&length, 1, MPI_INT, root, MPI_COMM_WORLD, &request);
+  MPI_Ibcast(&length, 1, MPI_INT, root, comms_->job, &request);
   complete(&request, 1, what);
   std::string out = rank_ == root ? s : std::string(static_cast<size_t>(length), '\0');
-  MPI_Ibcast(out.data(), length, MPI_CHAR, root, MPI_COMM_WORLD, &request);
+  MPI_Ibcast(out.data(), length, MPI_CHAR, root, comms_->job, &request);
   complete(&request, 1, what);
   return out;
 }
@@ -327,7 +331,7 @@ TensorCheck checkFromJson(const nlohmann::json &j) {
 std::optional<RunFailure> MpiCoordinator::agreeOnFailure(const std::optional<RunFailure> &local) {
   int mine = local ? rank_ : INT_MAX, first = INT_MAX;
   MPI_Request request;
-  MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request);
+  MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comms_->job, &request);
   complete(&request, 1, [&] { return "every rank to agree on " + agreementStep(); });
   if (first == INT_MAX) {
     stepBegins(++agreements_);
@@ -351,7 +355,7 @@ std::vector<TensorCheck> MpiCoordinator::gatherChecks(const std::vector<TensorCh
   std::vector<int> lengths(static_cast<size_t>(size_));
   auto what = [] { return std::string("every rank's tensor checks (gathered at rank 0)"); };
   MPI_Request request;
-  MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+  MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comms_->job, &request);
   complete(&request, 1, what);
   std::vector<int> displs(static_cast<size_t>(size_), 0);
   int total = 0;
@@ -359,7 +363,7 @@ std::vector<TensorCheck> MpiCoordinator::gatherChecks(const std::vector<TensorCh
     displs[r] = total, total += lengths[r];
   std::string all(static_cast<size_t>(rank_ == 0 ? total : 0), '\0');
   MPI_Igatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), displs.data(), MPI_CHAR,
-               0, MPI_COMM_WORLD, &request);
+               0, comms_->job, &request);
   complete(&request, 1, what);
   if (rank_ != 0)
     return local;
@@ -378,15 +382,37 @@ std::vector<TensorCheck> MpiCoordinator::gatherChecks(const std::vector<TensorCh
 
 void MpiCoordinator::broadcastBytes(void *data, size_t bytes) {
   MPI_Request request;
-  MPI_Ibcast(data, count(static_cast<int64_t>(bytes)), MPI_BYTE, 0, MPI_COMM_WORLD, &request);
+  MPI_Ibcast(data, count(static_cast<int64_t>(bytes)), MPI_BYTE, 0, comms_->job, &request);
   complete(&request, 1, [] { return std::string("rank 0's broadcast (NCCL's unique id)"); });
 }
 
 int MpiCoordinator::agreeOnStatus(int status) {
   MPI_Request request;
-  MPI_Ibcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+  MPI_Ibcast(&status, 1, MPI_INT, 0, comms_->job, &request);
   complete(&request, 1, [] { return std::string("rank 0's exit status"); });
   return status;
+}
+
+} // namespace shardcheck
+
+namespace shardcheck {
+
+bool MpiCoordinator::joinJob(int processes) {
+  processes = std::min(processes, worldSize_);
+  if (comms_->job != MPI_COMM_WORLD)
+    MPI_Comm_free(&comms_->job);
+  comms_->job = MPI_COMM_WORLD;
+  size_ = processes;
+  // SendRecv tags count within one plan, which every job member runs.
+  tag_ = 0;
+  if (processes == worldSize_)
+    return true;
+  MPI_Comm job;
+  MPI_Comm_split(MPI_COMM_WORLD, rank_ < processes ? 0 : MPI_UNDEFINED, rank_, &job);
+  if (job == MPI_COMM_NULL)
+    return false;
+  comms_->job = job;
+  return true;
 }
 
 } // namespace shardcheck

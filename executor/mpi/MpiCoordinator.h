@@ -3,7 +3,9 @@
 // MPI plumbing the mpi backend's collectives (MpiDevice.cpp) run on.
 //
 // Process r (MPI_COMM_WORLD rank) holds plan device devices[r]; the plan must
-// have exactly as many devices as there are processes. Each collective runs
+// have exactly as many devices as there are processes, or, in a batch of
+// plans (run-plan --batch), at most as many: joinJob makes the first ones the
+// job that runs the next plan and agrees on it, and the others sit it out. Each collective runs
 // on a communicator of its team in team rank order (created once per team
 // and cached), through the non-blocking MPI call of the same meaning:
 // MPI_Iallgather, MPI_Igatherv, MPI_Iscatterv, MPI_Ibcast, MPI_Ialltoall(v),
@@ -33,8 +35,8 @@
 // else once every rank agreed on step STEP-1's outcome.
 //
 // This file does not recover from a timeout (the job ends), does not bound
-// MPI_Init and does not catch a peer stopped between a team's meeting and its
-// MPI_Comm_create_group. It is compiled only when MPI is found; run-plan
+// MPI_Init or joinJob's MPI_Comm_split, and does not catch a peer stopped between a team's meeting
+// and its MPI_Comm_create_group. It is compiled only when MPI is found; run-plan
 // --backend mpi says so otherwise.
 #pragma once
 
@@ -74,6 +76,12 @@ public:
   std::optional<RunFailure> agreeOnFailure(const std::optional<RunFailure> &local) override;
   std::vector<TensorCheck> gatherChecks(const std::vector<TensorCheck> &local) override;
   int agreeOnStatus(int status) override;
+  /// Before each plan of a batch (run-plan --batch), on every process:
+  /// splits the world, ranks below `processes` form the job the agreements
+  /// run on (the world again when all do) and return true, the others sit
+  /// the plan out.
+  /// MPI_Comm_split has no non-blocking form: this wait is not bounded.
+  bool joinJob(int processes);
 
   // For the mpi backend's collectives (MpiDevice.cpp).
   /// The world rank holding plan device `device`.
@@ -113,7 +121,8 @@ private:
 
   bool ownsMpi_ = false;
   double timeoutSeconds_;
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1; ///< In the world; size_ is the job's (joinJob).
+  int worldSize_ = 1;
   std::map<int64_t, int> rankOfDevice_;
   std::unique_ptr<Comms> comms_;
   int tag_ = 0;

@@ -69,11 +69,12 @@ std::string drawDocument(uint64_t seed) {
   std::vector<std::string> src, dst;
   for (size_t k = 0; k < mesh.size(); ++k) {
     src.push_back(drawPlacement(d, static_cast<int64_t>(shape.size())));
-    // A target partial from a placement that is not is rejected by the
-    // mapping; keep most targets mappable.
+    // A new target partial is mapped from Replicate (DTensor's local
+    // partition) and rejected from a Shard or another reduce op (DTensor
+    // refuses both); keep most targets mappable.
     std::string t = drawPlacement(d, static_cast<int64_t>(shape.size()));
-    dst.push_back(t.rfind("Partial", 0) == 0 && t != src.back() && d.percent(80) ? "Replicate()"
-                                                                                 : t);
+    bool refused = t.rfind("Partial", 0) == 0 && t != src.back() && src.back() != "Replicate()";
+    dst.push_back(refused && d.percent(80) ? "Replicate()" : t);
   }
   nlohmann::json doc = {{"format", dtensor::kDTensorFormat},
                         {"name", "oracle-dtensor-" + std::to_string(seed)},

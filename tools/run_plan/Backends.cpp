@@ -55,4 +55,12 @@ std::unique_ptr<Backend> createBackend(const std::string &name, const BackendOpt
   return nullptr;
 }
 
+bool joinJob(Backend &backend, int processes) {
+#ifdef SHARDCHECK_HAVE_MPI
+  if (auto *mpi = dynamic_cast<MpiCoordinator *>(&backend.coordinator()))
+    return mpi->joinJob(processes);
+#endif
+  return true;
+}
+
 } // namespace shardcheck

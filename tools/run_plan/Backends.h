@@ -34,4 +34,10 @@ struct BackendOptions {
 std::unique_ptr<Backend> createBackend(const std::string &name, const BackendOptions &options,
                                        std::string &why);
 
+/// Before each plan of a batch, on every process: whether this process runs
+/// the next plan of `processes` devices. Under MPI the first `processes`
+/// run it and the others sit it out (MpiCoordinator::joinJob); one process
+/// holding every device runs them all.
+bool joinJob(Backend &backend, int processes);
+
 } // namespace shardcheck

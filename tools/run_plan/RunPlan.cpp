@@ -32,6 +32,7 @@ using namespace runplan;
 namespace {
 
 constexpr const char *kUsage = R"(usage: run-plan [options] PLAN
+       run-plan [options] --batch LIST
 
 Runs a plan written by check-sharding --emit-plan on simulated devices and
 compares every tensor it computes, on every device, with the unsharded
@@ -81,6 +82,12 @@ options:
   --allow-unverified     run steps resting on refuted or unknown verdicts
                          (to reproduce a refuted compiler lowering)
   --quiet                print only failures and the result line (text only)
+  --batch LIST           run every plan LIST names (one path a line, relative
+                         to LIST's folder) in one start: under mpirun, the
+                         first <devices> processes run each plan and the
+                         others sit it out, so -np is the largest plan's
+                         device count. Prints one result line per plan and a
+                         total; text only, no reports, no --repeat
   --help                 this text
   --version              the version
 
@@ -115,6 +122,7 @@ struct Options {
   std::string reportFile;
   bool quiet = false;
   std::string plan;
+  std::string batch;           ///< --batch LIST, empty for one plan.
   std::set<std::string> flags; ///< Every flag given, for kBackendFlags.
 };
 
@@ -211,6 +219,11 @@ std::string readOption(const std::string &a, const NextValue &value, Options &o)
     o.backend = *v;
   } else if (a == "--bind") {
     return readBinding(value, o);
+  } else if (a == "--batch") {
+    auto v = value();
+    if (!v || v->empty())
+      return "--batch takes a file listing plans";
+    o.batch = *v;
   } else if (a == "--report" || a == "--report-html") {
     auto v = value();
     if (!v || v->empty())
@@ -229,7 +242,12 @@ std::string readOption(const std::string &a, const NextValue &value, Options &o)
 
 /// What is wrong with the flags together, or "".
 std::string checkCombination(const Options &o) {
-  if (o.plan.empty())
+  if (!o.batch.empty() && !o.plan.empty())
+    return "give a PLAN or --batch LIST, not both";
+  if (!o.batch.empty() && (!o.reportFile.empty() || !o.reportHtml.empty() ||
+                           o.format != Format::Text || o.run.repeats > 0))
+    return "--batch prints text only: no --report, --report-html, --format junit or --repeat";
+  if (o.plan.empty() && o.batch.empty())
     return "no plan file";
   if (o.run.warmup > 0 && o.run.repeats == 0)
     return "--warmup needs --repeat";
@@ -365,6 +383,61 @@ int finish(const Options &o, const PlanRunResult &result, std::ostream &out, std
 
 } // namespace
 
+/// The plans --batch LIST names, relative to LIST's folder; nullopt (with
+/// the error printed) when LIST cannot be read.
+std::optional<std::vector<std::string>> batchPlans(const std::string &list, std::ostream &err) {
+  std::ifstream in(list);
+  if (!in) {
+    err << list << ": error: cannot read the batch list: " << std::strerror(errno) << "\n";
+    return std::nullopt;
+  }
+  std::filesystem::path folder = std::filesystem::path(list).parent_path();
+  std::vector<std::string> plans;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty())
+      plans.push_back(std::filesystem::path(line).is_absolute() ? line : (folder / line).string());
+  return plans;
+}
+
+/// The processes a plan needs: its device count, or every process when it
+/// cannot be read (each then reports the same error).
+int processesFor(const std::string &path, const Options &o, Backend &backend) {
+  try {
+    return static_cast<int>(readPlanFile(path, o.run.symbols).devices.size());
+  } catch (const std::exception &) {
+    return backend.coordinator().size();
+  }
+}
+
+/// --batch: every plan of the list in turn on one backend (one mpirun
+/// start); the leader prints `PLAN: <result line>` per plan and the totals.
+/// Returns 0 when every plan matched, else 1 (2 for an unreadable list).
+int runBatch(const Options &batch, Backend &backend, std::ostream &out, std::ostream &err) {
+  std::optional<std::vector<std::string>> plans = batchPlans(batch.batch, err);
+  if (!plans)
+    return 2;
+  int matched = 0, failed = 0, processes = backend.coordinator().size();
+  for (const std::string &path : *plans) {
+    Options o = batch;
+    o.plan = path;
+    if (!joinJob(backend, processesFor(path, o, backend)))
+      continue;
+    PlanRunResult result = runOnePlan(o, backend, out, err);
+    bool ok = result.status == 0;
+    ++(ok ? matched : failed);
+    if (backend.isLeader() && (!ok || !o.quiet))
+      out << path << ": "
+          << (result.errorKind.empty() ? outcomeLine(*result.report)
+                                       : "result: " + result.errorKind)
+          << "\n";
+  }
+  joinJob(backend, processes);
+  if (backend.isLeader())
+    out << "batch: " << plans->size() << " plan(s) run, " << matched << " matched, " << failed
+        << " did not\n";
+  return failed == 0 ? 0 : 1;
+}
+
 int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ostream &err) {
   Options o;
   if (auto status = parseArgs(args, o, out, err))
@@ -375,6 +448,8 @@ int runRunPlan(const std::vector<std::string> &args, std::ostream &out, std::ost
     err << kTool.name << ": error: " << why << "\n";
     return 2;
   }
+  if (!o.batch.empty())
+    return backend->coordinator().agreeOnStatus(runBatch(o, *backend, out, err));
   // Every process of a multi-process backend runs the same code on the same
   // plan, so all reach the same outcome; only the leader prints it.
   PlanRunResult result = runOnePlan(o, *backend, out, err);
