@@ -351,4 +351,6 @@ TEST(DTensorOracle, ProvedPlansOfRandomRedistributesMatch) {
   // Uneven transitions no single padded collective serves: multi-step plans
   // through uneven states, padded steps proved and run.
   EXPECT_GE(tally.count("lowering:multi-step+pad"), n / 40);
+  // Reductions split over several steps (partials of several mesh dims).
+  EXPECT_GE(tally.count("lowering:multi-step-split-reduction"), 1);
 }

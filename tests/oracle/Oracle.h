@@ -35,6 +35,7 @@
 #include "tests/oracle/RandomFusions.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -84,6 +85,16 @@ struct OracleResult {
   /// Lines describing the runs (for the report).
   std::vector<std::string> runLog;
 };
+
+/// Where a multi-step plan's chained fusion (checker/PlanChain.h) computes
+/// another value than `original` for one of `original`'s tensors, on seeded
+/// integer inputs in [-range, range] at `symbols`; nullopt when every value
+/// is equal. The
+/// plan runs are compared with the chained fusion's reference; this closes
+/// the loop to the fusion as written (a split reduction's steps compose to
+/// the edge's reduction only by its operator's algebra).
+std::optional<std::string> chainMismatch(const Fusion &original, const Fusion &chained,
+                                         const Bindings &symbols, uint64_t seed, int range);
 
 class Oracle {
 public:
