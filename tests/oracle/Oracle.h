@@ -10,7 +10,9 @@
 //    (checker/PlanBuilder.h) and runs it on the sim backend with nonzero
 //    integer inputs in [-n, n] and exact comparison (RunOptions::integerInputs,
 //    exactComparison), once per seed (the second seed through the index-map
-//    compute GPU kernels use): anything but a match is a violation;
+//    compute GPU kernels use): anything but a match is a violation; a
+//    multi-step plan's chained fusion must also compute, unsharded, the
+//    values of the fusion as written (chainMismatch below);
 // 3. when the fusion carries compiler choices (host IR Communications, and
 //    the resharding Sets and reductions nvFuser would lower) and every other
 //    edge is proved, builds the plan with the compiler's lowerings: if every
