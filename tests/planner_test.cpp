@@ -244,6 +244,9 @@ std::string randomDocument(std::mt19937_64 &rng) {
   // Half the cases uneven: no dim divides by any mesh dim (padded steps).
   std::vector<int64_t> shape =
       rng() % 2 ? std::vector<int64_t>{2 * n, n} : std::vector<int64_t>{n + 1, n + 3};
+  // A fifth of the cases partial on every mesh dim: split reductions.
+  if (rng() % 5 == 0)
+    src.assign(mesh.size(), "Partial(sum)");
   nlohmann::json doc = {{"format", "shardcheck-dtensor/1"},
                         {"mesh", {{"shape", mesh}, {"devices", devices}}},
                         {"tensor", {{"shape", shape}}},
@@ -311,6 +314,7 @@ TEST(RandomMultiStepCrossCheck, EveryStepAndTheCompositionHold) {
   }
   EXPECT_GT(planned, cases / 10);
   EXPECT_GT(midChain, 0);        // Reductions with copies after them are drawn too.
+  EXPECT_GT(split, 0);           // And reductions split over several steps.
   EXPECT_GT(padded, cases / 20); // Uneven multi-step plans: padded steps.
   std::cout << "random multi-step cases: " << planned << " of " << cases << " planned, " << midChain
             << " reducing mid-chain, " << split << " splitting a reduction, " << padded
