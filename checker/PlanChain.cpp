@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace shardcheck {
 
@@ -20,25 +21,42 @@ Expr copyExpr(TensorNum in, TensorNum out, const SourceLoc &loc) {
   return copy;
 }
 
-/// Removes `tv`'s reduction IDs from its domains: it becomes a copy's
-/// output holding the same data axes (every use maps those only).
-void dropReductionIds(Fusion &f, TensorView &tv) {
+/// Removes from `tv` the reduction IDs at the logical positions `drop`
+/// marks: it becomes the output of a step that reduces only the others
+/// (none: a copy's output), holding the same data axes (every use maps
+/// those only).
+void dropReductionIds(Fusion &f, TensorView &tv, const std::vector<bool> &drop) {
+  std::set<IdNum> gone;
+  for (size_t i = 0; i < tv.logical.size() && i < drop.size(); ++i)
+    if (drop[i] && f.id(tv.logical[i]).isReduction())
+      gone.insert(tv.logical[i]);
   // Contiguity has one entry per allocation (or logical) ID.
   if (tv.contiguity.size() == tv.allocationOrLogical().size()) {
     std::vector<Contiguity> kept;
     for (size_t i = 0; i < tv.contiguity.size(); ++i)
-      if (!f.id(tv.allocationOrLogical()[i]).isReduction())
+      if (!gone.count(tv.allocationOrLogical()[i]))
         kept.push_back(tv.contiguity[i]);
     tv.contiguity = std::move(kept);
   }
-  auto drop = [&](std::vector<IdNum> &ids) {
-    ids.erase(
-        std::remove_if(ids.begin(), ids.end(), [&](IdNum n) { return f.id(n).isReduction(); }),
-        ids.end());
+  auto without = [&](std::vector<IdNum> &ids) {
+    ids.erase(std::remove_if(ids.begin(), ids.end(), [&](IdNum n) { return gone.count(n) > 0; }),
+              ids.end());
   };
-  drop(tv.logical);
-  drop(tv.loop);
-  drop(tv.allocation);
+  without(tv.logical);
+  without(tv.loop);
+  without(tv.allocation);
+}
+
+/// The edge's own expression reading `in` and writing `out`.
+Expr edgeExprInto(const Expr &original, const FusionEdge &edge, TensorNum in, TensorNum out) {
+  Expr e = original;
+  e.inputs[edge.operandIndex] = Operand::ofTensor(in);
+  e.outputs = {out};
+  return e;
+}
+
+bool any(const std::vector<bool> &v) {
+  return std::count(v.begin(), v.end(), true) > 0;
 }
 
 } // namespace
@@ -49,31 +67,33 @@ std::vector<Expr> chainExprs(Fusion &f, const FusionEdge &edge,
   const Expr original = f.exprs[edge.expr];
   std::vector<Expr> exprs;
   TensorNum prev = edge.producer;
-  bool reduced = false; // The edge's own expression is in the chain already.
+  // The axes reduced so far (none in the producer).
+  ShardState done{{}, std::vector<bool>(producer.logical.size(), false)};
   for (const ShardState &s : intermediates) {
-    bool reduces = s.afterReduction() && !reduced;
-    TensorNum t = addStateTensor(f, producer, s, *producer.mesh,
-                                 reduces ? ReducedAxes::AsReductionIds : ReducedAxes::Dropped);
-    if (reduces) {
-      Expr r = original;
-      r.inputs[edge.operandIndex] = Operand::ofTensor(prev);
-      r.outputs = {t};
-      exprs.push_back(std::move(r));
-    } else {
-      exprs.push_back(copyExpr(prev, t, original.loc));
-    }
-    reduced = reduced || reduces;
+    // A step that reduces axes is the edge's own expression over those
+    // axes (the consumer's reduced axes, or a part of them when the
+    // reduction is split); any other is a copy.
+    bool reduces = any(done.reducedBy(s));
+    TensorNum t = addStateTensor(f, producer, s, *producer.mesh, done.reduced);
+    exprs.push_back(reduces ? edgeExprInto(original, edge, prev, t)
+                            : copyExpr(prev, t, original.loc));
+    done = s;
     prev = t;
   }
-  if (!reduced) {
-    Expr last = original;
-    last.inputs[edge.operandIndex] = Operand::ofTensor(prev);
-    exprs.push_back(std::move(last));
+  TensorView &consumer = f.tensor(edge.consumer);
+  std::vector<bool> left; // The consumer's reduced axes no step has reduced.
+  for (size_t i = 0; i < consumer.logical.size(); ++i)
+    left.push_back(f.id(consumer.logical[i]).isReduction() && !done.reduced[i]);
+  if (!any(done.reduced) || any(left)) {
+    // The last step is the edge's own expression (a copy, or a reduction
+    // of the axes left), its consumer keeping the reduction IDs of those.
+    dropReductionIds(f, consumer, done.reduced);
+    exprs.push_back(edgeExprInto(original, edge, prev, edge.consumer));
     return exprs;
   }
-  // Reduced mid-chain: a copy ends the chain, so the consumer keeps its
-  // data axes and loses its reduction IDs.
-  dropReductionIds(f, f.tensor(edge.consumer));
+  // Reduced earlier: a copy ends the chain, so the consumer keeps its data
+  // axes and loses its reduction IDs.
+  dropReductionIds(f, consumer, std::vector<bool>(consumer.logical.size(), true));
   exprs.push_back(copyExpr(prev, edge.consumer, original.loc));
   return exprs;
 }

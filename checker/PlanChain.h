@@ -9,12 +9,19 @@
 // is after the reduction (its reduced axes reduction IDs), the next ones
 // are copies without those axes, and a copy writes the consumer, whose
 // reduction IDs are dropped (its uses map its data axes only, which stay).
+// A split reduction (Planner.h) is several such steps: each writes the
+// edge's own expression into a state that reduces some more of the
+// consumer's reduced axes (those as reduction IDs, the earlier ones left
+// out, the later ones still data axes: partials), and a last one that
+// reduces the rest writes the consumer, whose reduction IDs of the earlier
+// axes are dropped.
 // The planner proves each of
 // these edges; chainPlannedEdges rewrites a whole fusion that way for the
 // plan builder, which then plans every step as a single edge (each with the
 // planner's proved verdict), so a multi-step plan is an ordinary plan of an
-// equivalent fusion: copies compose to a copy, and the reduction is the
-// edge's own.
+// equivalent fusion: copies compose to a copy, and the reductions compose
+// to the edge's own (one, or a split one of an associative and commutative
+// operator whose initial value is its identity: docs/semantics.md).
 //
 // This file does not prove anything or choose steps.
 #pragma once
@@ -30,9 +37,10 @@ namespace shardcheck {
 /// Adds one tensor per state of `intermediates` to `f` and returns the
 /// chain's expressions (not added): Set producer -> first, ..., and the
 /// edge's expression from the last intermediate to the consumer, or, when
-/// an intermediate is after the reduction, the edge's expression into the
-/// first such and a Set into the consumer (whose reduction IDs are dropped
-/// from `f`).
+/// an intermediate is after (a part of) the reduction, the edge's
+/// expression into each intermediate that reduces more axes and, into the
+/// consumer, a Set or the reduction of the axes left (the consumer's
+/// reduction IDs of the axes reduced earlier are dropped from `f`).
 std::vector<Expr> chainExprs(Fusion &f, const FusionEdge &edge,
                              const std::vector<ShardState> &intermediates);
 

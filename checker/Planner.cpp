@@ -48,6 +48,17 @@ bool reducesMidChain(const std::vector<PlannedStep> &steps) {
   });
 }
 
+size_t reductionSteps(const std::vector<PlannedStep> &steps) {
+  size_t n = 0, reduced = 0;
+  for (const PlannedStep &s : steps) {
+    size_t now =
+        static_cast<size_t>(std::count(s.state.reduced.begin(), s.state.reduced.end(), true));
+    n += now > reduced;
+    reduced = now;
+  }
+  return n;
+}
+
 std::optional<double> loweringBytesPerDevice(const Fusion &fusion, const FusionEdge &edge,
                                              const Lowering &lowering) {
   const TensorView &c = fusion.tensor(edge.consumer);
@@ -79,6 +90,11 @@ struct Problem {
   ShardState source, target;
   std::vector<ParallelType> dids; ///< The mesh's DID types, DIDz first.
   bool reduces = false;
+  /// Whether the reduction may be split into steps that each reduce some of
+  /// its axes: its operator is associative and commutative (all of
+  /// ReduceOp's are) and its initial value the identity, which a split
+  /// would otherwise apply once per step.
+  bool splittable = false;
 
   /// Bytes each device holds in `s` (a state after the reduction holds no
   /// reduced axis).
@@ -243,18 +259,53 @@ void addPermutations(const Problem &pb, const ShardState &s, std::vector<Move> &
         }
 }
 
-/// The reduction of the consumer's reduced axes from `s` (a state before
-/// it), anywhere in the chain: local when they carry no DID, else an
-/// Allreduce over their DIDs (one flattened team), or a ReduceScatter of
-/// those DIDs onto any other axis, appended innermost in any order. The
-/// state after it has no DID on a reduced axis.
-void addReductions(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
-  ShardState after = s;
-  after.reduced = pb.target.reduced;
-  std::vector<ParallelType> r = after.reducedDids();
-  for (size_t i = 0; i < after.axes.size(); ++i)
-    if (after.reduced[i])
-      after.axes[i].clear();
+/// The consumer's reduced axes not reduced in `s`.
+std::vector<size_t> axesLeft(const Problem &pb, const ShardState &s) {
+  std::vector<size_t> left;
+  for (size_t i = 0; i < s.axes.size(); ++i)
+    if (pb.target.reduced[i] && !s.reduced[i])
+      left.push_back(i);
+  return left;
+}
+
+/// The parts of `left` one reduction step may reduce: `left` whole, and,
+/// when the reduction may be split, with the axes of `left` that carry DIDs
+/// in `s` (at most one per DID type, so at most 3), each nonempty subset of
+/// those together with all that carry none (a local reduction is best done
+/// early, while the buffer is large): at most 7 parts.
+std::vector<std::vector<size_t>> reducibleParts(const Problem &pb, const ShardState &s,
+                                                const std::vector<size_t> &left) {
+  std::vector<size_t> sharded, local;
+  for (size_t i : left)
+    (s.axes[i].empty() ? local : sharded).push_back(i);
+  if (!pb.splittable || sharded.size() < 2)
+    return {left};
+  std::vector<std::vector<size_t>> parts;
+  for (uint32_t mask = 1; mask < (1u << sharded.size()); ++mask) {
+    std::vector<size_t> part = local;
+    for (size_t k = 0; k < sharded.size(); ++k)
+      if (mask >> k & 1)
+        part.push_back(sharded[k]);
+    std::sort(part.begin(), part.end());
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
+/// The reduction of `axes` (some of the consumer's reduced axes) from `s`:
+/// local when they carry no DID, else an Allreduce over their DIDs (one
+/// flattened team), or a ReduceScatter of those DIDs onto any axis the
+/// consumer keeps, appended innermost in any order. The state after it has
+/// no DID on those axes; the other reduced axes stay partial.
+void addReduction(const Problem &pb, const ShardState &s, const std::vector<size_t> &axes,
+                  std::vector<Move> &out) {
+  ShardState after = s, reducing = s;
+  std::fill(reducing.reduced.begin(), reducing.reduced.end(), false);
+  for (size_t i : axes) {
+    after.reduced[i] = reducing.reduced[i] = true;
+    after.axes[i].clear();
+  }
+  std::vector<ParallelType> r = reducing.reducedDids();
   if (r.empty()) {
     StepCost c;
     c.cost = kLocalCopyWeight * pb.bytes(s) + kStepCost;
@@ -270,7 +321,7 @@ void addReductions(const Problem &pb, const ShardState &s, std::vector<Move> &ou
   std::sort(added.begin(), added.end());
   do {
     for (size_t j = 0; j < after.axes.size(); ++j) {
-      if (after.reduced[j] || pb.sizes.extents[j] <= 1)
+      if (pb.target.reduced[j] || pb.sizes.extents[j] <= 1)
         continue;
       ShardState to = after;
       to.axes[j].insert(to.axes[j].end(), added.begin(), added.end());
@@ -280,6 +331,17 @@ void addReductions(const Problem &pb, const ShardState &s, std::vector<Move> &ou
                      collectiveCost(CommKind::ReduceScatter, n, partials, 0)});
     }
   } while (std::next_permutation(added.begin(), added.end()));
+}
+
+/// The reductions from `s`, anywhere in the chain: of the consumer's
+/// reduced axes left, all at once or, when the reduction may be split,
+/// any nonempty part of them (the rest reduced by later steps).
+void addReductions(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
+  std::vector<size_t> left = axesLeft(pb, s);
+  if (left.empty())
+    return;
+  for (const auto &part : reducibleParts(pb, s, left))
+    addReduction(pb, s, part, out);
 }
 
 /// Whether `s` puts a DID on an axis the reduction has removed.
@@ -300,7 +362,7 @@ std::vector<Move> movesFrom(const Problem &pb, const ShardState &s) {
   out.erase(
       std::remove_if(out.begin(), out.end(), [](const Move &m) { return shardsReducedAxis(m.to); }),
       out.end());
-  if (pb.reduces && !s.afterReduction())
+  if (pb.reduces)
     addReductions(pb, s, out);
   return out;
 }
@@ -404,7 +466,15 @@ std::optional<Problem> problemOf(const Fusion &fusion, const FusionEdge &edge) {
   bool reduces = std::count(target->reduced.begin(), target->reduced.end(), true) > 0;
   if (std::count(source->reduced.begin(), source->reduced.end(), true) || reduces != reduction)
     return std::nullopt;
-  Problem pb{fusion, edge, *p.mesh, sizesOf(fusion, p), *source, *target, {}, reduces};
+  Problem pb{fusion,
+             edge,
+             *p.mesh,
+             sizesOf(fusion, p),
+             *source,
+             *target,
+             {},
+             reduces,
+             reduces && initialValueIsIdentity(e).value_or(false)};
   for (int i = 2; i >= 0; --i)
     if (p.mesh->axisOf(deviceDimFromIndex(i)))
       pb.dids.push_back(deviceDimFromIndex(i));

@@ -10,7 +10,12 @@
 // pairs, and, for a reduction, an Allreduce or ReduceScatter (onto any
 // axis) over the mesh axes of the reduced axes (flattened into one team
 // when several), or a local reduction, at any point of the sequence: the
-// states after it drop the reduced axes and the copy steps go on.
+// states after it drop the reduced axes and the copy steps go on. A
+// reduction whose operator is associative and commutative and whose initial
+// value is its identity may be split: a step reduces a part of the reduced
+// axes (any nonempty subset of those carrying DIDs, at most 7) and leaves
+// the others partial (still data axes on their DIDs) for later steps, as
+// DTensor reduces one mesh dim at a time.
 // States need not divide evenly (constant extents that do not divide by
 // their DIDs: the IR's ceilDiv ownership at every nesting); steps between
 // them are the padded collectives, priced at their padded buffers.
@@ -25,7 +30,9 @@
 // again (at most kMaxRounds times). The last step writes the consumer
 // itself, so the composition ends in the consumer's sharding; per-step
 // proofs compose because each proves the next tensor's buffers exactly,
-// and the edge's own expression is exactly one step (PlanChain.h).
+// and the edge's own expression is exactly one step, or, split, steps
+// that reduce disjoint parts of its axes, which compose to it by the
+// operator's algebra (PlanChain.h).
 //
 // This file does not check edges itself (the StepProver does) or build
 // plans (PlanBuilder does, from PlanChain's rewritten fusion).
@@ -82,6 +89,9 @@ double planBytesPerDevice(const std::vector<PlannedStep> &steps);
 /// Whether the plan reduces before its last step (copies follow the
 /// reduction; PlanChain.h).
 bool reducesMidChain(const std::vector<PlannedStep> &steps);
+
+/// How many steps of the plan reduce (more than one: a split reduction).
+size_t reductionSteps(const std::vector<PlannedStep> &steps);
 
 /// Bytes each device sends for an edge lowered by the single `lowering`
 /// (CostModel.h; teams of equal size), or nullopt when the consumer's

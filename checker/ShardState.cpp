@@ -43,6 +43,13 @@ bool ShardState::afterReduction() const {
   return std::count(reduced.begin(), reduced.end(), true) > 0;
 }
 
+std::vector<bool> ShardState::reducedBy(const ShardState &to) const {
+  std::vector<bool> r(to.reduced.size());
+  for (size_t i = 0; i < r.size(); ++i)
+    r[i] = to.reduced[i] && !(i < reduced.size() && reduced[i]);
+  return r;
+}
+
 namespace {
 
 bool hasDidBelow(const Fusion &f, IdNum id) {
@@ -111,7 +118,7 @@ std::optional<ShardState> readShardState(const Fusion &f, const TensorView &tv,
 }
 
 TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &state,
-                         const DeviceMesh &mesh, ReducedAxes reduced) {
+                         const DeviceMesh &mesh, const std::vector<bool> &reducedEarlier) {
   FusionBuilder b(std::move(f));
   FusionBuilder::TensorSpec spec;
   spec.mesh = mesh;
@@ -119,7 +126,7 @@ TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &st
   for (size_t i = 0; i < like.logical.size(); ++i) {
     const IterDomain &orig = b.fusion().id(like.logical[i]);
     if (state.reduced[i]) {
-      if (reduced == ReducedAxes::AsReductionIds) {
+      if (i >= reducedEarlier.size() || !reducedEarlier[i]) {
         IdNum r = b.reduction(orig.extent);
         spec.logical.push_back(r);
         spec.loop.push_back(r);

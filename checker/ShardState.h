@@ -18,6 +18,12 @@
 // each axis's innermost local part, nested shardings included, which is
 // DTensor's buffer.
 //
+// A reduction may be split (checker/Planner.h): a state between the
+// producer's and the consumer's may have reduced some of the consumer's
+// reduced axes and not yet the others, which are still data axes sharded by
+// their DIDs: a partial over those DIDs, written as DTensor's Partial
+// placements are (dtensor/DTensorToIr.cpp).
+//
 // This file does not decide or prove anything.
 #pragma once
 
@@ -32,7 +38,8 @@ namespace shardcheck {
 struct ShardState {
   /// Per producer logical axis: the DID types splitting it, outermost first.
   std::vector<std::vector<ParallelType>> axes;
-  /// Per producer logical axis: whether the edge's consumer reduces it.
+  /// Per producer logical axis: whether it is reduced in this state (the
+  /// consumer's: its reduction IDs; an intermediate's: those reduced so far).
   std::vector<bool> reduced;
 
   /// `[DIDy DIDx | - | r:DIDz]`: canonical, one per state (memo key).
@@ -41,9 +48,11 @@ struct ShardState {
   std::optional<size_t> axisOf(ParallelType t) const;
   /// The DIDs on reduced axes, in mesh-axis order (DIDz, DIDy, DIDx).
   std::vector<ParallelType> reducedDids() const;
-  /// A state after the edge's reduction: some axis is marked reduced (and
-  /// carries no DID). Before it, or on a copy edge, none is.
+  /// A state after (a part of) the edge's reduction: some axis is marked
+  /// reduced (and carries no DID). Before it, or on a copy edge, none is.
   bool afterReduction() const;
+  /// The axes reduced in `to` and not in this state.
+  std::vector<bool> reducedBy(const ShardState &to) const;
   bool operator==(const ShardState &o) const { return axes == o.axes && reduced == o.reduced; }
 };
 
@@ -54,16 +63,13 @@ struct ShardState {
 std::optional<ShardState> readShardState(const Fusion &f, const TensorView &tv,
                                          const DeviceMesh &mesh);
 
-/// How addStateTensor writes the reduced axes of a state after the
-/// reduction: as reduction IDs (the reduction's own output) or not at all
-/// (a copy made after it, whose data axes are the others).
-enum class ReducedAxes { AsReductionIds, Dropped };
-
 /// Adds to `f` a tensor on `mesh` whose logical domain clones `like`'s and
-/// whose sharding is `state`. Before the reduction (no axis marked reduced)
-/// every axis is a data axis; after it, the reduced axes are as `reduced`
-/// says. Returns its number.
+/// whose sharding is `state`. Unreduced axes are data axes; a reduced axis
+/// is a reduction ID when `reducedEarlier` (per axis; empty: none) does not
+/// mark it (the output of the reduction step that reduces it) and is left
+/// out when it does (a tensor written after that step, whose data axes are
+/// the others). Returns its number.
 TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &state,
-                         const DeviceMesh &mesh, ReducedAxes reduced = ReducedAxes::AsReductionIds);
+                         const DeviceMesh &mesh, const std::vector<bool> &reducedEarlier = {});
 
 } // namespace shardcheck

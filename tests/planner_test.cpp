@@ -15,6 +15,7 @@
 #include "dtensor/DTensorReader.h"
 #include "executor/sim/SimBackend.h"
 #include "tests/TestPaths.h"
+#include "tests/oracle/Oracle.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -143,6 +144,36 @@ TEST(Planner, ReducesBeforeItGathers) {
   EXPECT_DOUBLE_EQ(planBytesPerDevice(steps), 128);
 }
 
+TEST(Planner, SplitsAReductionWhereThatMovesLess) {
+  // 2x2x2 at 9 x 11 [Partial, Partial, Partial] -> [Shard(1), Shard(0),
+  // Replicate()]: reducing one partial axis per step (as DTensor does: a
+  // ReduceScatter+pad per sharded mesh dim, an Allreduce of the last)
+  // pads less than one ReduceScatter of all three: no more than DTensor's
+  // 456 bytes (one reduction over all moved 460).
+  FusionReport r = corpusCase("split_reduction");
+  const auto &steps = r.verdicts.at(0).steps;
+  EXPECT_GE(reductionSteps(steps), 2u);
+  EXPECT_LE(planBytesPerDevice(steps), 456);
+  ASSERT_TRUE(r.plan.has_value());
+  EXPECT_TRUE(runsToAMatch(*r.plan));
+}
+
+TEST(Planner, ReductionWithAnInitialValueIsNotSplit) {
+  // A split would apply the initial value once per step.
+  std::string text = readFile(std::filesystem::path(SHARDCHECK_SOURCE_DIR) / "corpus" / "planner" /
+                              "split_reduction.json");
+  Document doc = dtensor::readInputDocument(text, "split.json").doc;
+  Fusion &f = doc.fusions.at(0);
+  for (Expr &e : f.exprs)
+    if (e.kind == OpKind::Reduction)
+      for (auto &[k, v] : e.attrs)
+        if (k == "initial value")
+          v = "3";
+  FusionReport r = checkDocument(doc, {}).fusions.at(0);
+  ASSERT_TRUE(hasProvedPlan(r.verdicts.at(0)));
+  EXPECT_EQ(reductionSteps(r.verdicts[0].steps), 1u);
+}
+
 /// The placement list numbered `code` of `dims` mesh dims (base-4 digits).
 std::vector<std::string> placementList(int code, size_t dims) {
   static const char *const kinds[] = {"Replicate()", "Shard(0)", "Shard(1)", "Partial(sum)"};
@@ -213,6 +244,9 @@ std::string randomDocument(std::mt19937_64 &rng) {
   // Half the cases uneven: no dim divides by any mesh dim (padded steps).
   std::vector<int64_t> shape =
       rng() % 2 ? std::vector<int64_t>{2 * n, n} : std::vector<int64_t>{n + 1, n + 3};
+  // A fifth of the cases partial on every mesh dim: split reductions.
+  if (rng() % 5 == 0)
+    src.assign(mesh.size(), "Partial(sum)");
   nlohmann::json doc = {{"format", "shardcheck-dtensor/1"},
                         {"mesh", {{"shape", mesh}, {"devices", devices}}},
                         {"tensor", {{"shape", shape}}},
@@ -245,7 +279,8 @@ void bruteCheckSteps(const Fusion &fusion, const FusionGraph &graph,
 
 TEST(RandomMultiStepCrossCheck, EveryStepAndTheCompositionHold) {
   std::mt19937_64 rng(0x91a9e7u);
-  int planned = 0, midChain = 0, padded = 0, cases = std::getenv("SHARDCHECK_QUICK") ? 40 : 200;
+  int planned = 0, midChain = 0, split = 0, padded = 0,
+      cases = std::getenv("SHARDCHECK_QUICK") ? 40 : 200;
   for (int i = 0; i < cases; ++i) {
     std::string text = randomDocument(rng);
     Document doc;
@@ -261,20 +296,29 @@ TEST(RandomMultiStepCrossCheck, EveryStepAndTheCompositionHold) {
       continue;
     ++planned;
     midChain += reducesMidChain(r.verdicts[0].steps);
+    split += reductionSteps(r.verdicts[0].steps) > 1;
     for (const PlannedStep &step : r.verdicts[0].steps)
       padded += step.lowering.padded;
     DiagnosticEngine diags;
     auto graph = FusionGraph::build(doc.fusions[0], diags);
     ASSERT_TRUE(graph.has_value());
     bruteCheckSteps(doc.fusions[0], *graph, r.verdicts, text);
+    // The chain computes the edge's consumer as the edge does (a split
+    // reduction by its operator's algebra), not only as its own reference.
+    auto chained = chainPlannedEdges(doc.fusions[0], *graph, r.verdicts);
+    ASSERT_TRUE(chained.has_value());
+    EXPECT_EQ(oracle::chainMismatch(doc.fusions[0], chained->fusion, {}, 1, 8), std::nullopt)
+        << text;
     ASSERT_TRUE(r.plan.has_value()) << text;
     EXPECT_TRUE(runsToAMatch(*r.plan)) << text;
   }
   EXPECT_GT(planned, cases / 10);
   EXPECT_GT(midChain, 0);        // Reductions with copies after them are drawn too.
+  EXPECT_GT(split, 0);           // And reductions split over several steps.
   EXPECT_GT(padded, cases / 20); // Uneven multi-step plans: padded steps.
   std::cout << "random multi-step cases: " << planned << " of " << cases << " planned, " << midChain
-            << " reducing mid-chain, " << padded << " padded steps\n";
+            << " reducing mid-chain, " << split << " splitting a reduction, " << padded
+            << " padded steps\n";
 }
 
 } // namespace

@@ -12,6 +12,8 @@
 
 #include "checker/PlanBuilder.h"
 #include "checker/PlanChain.h"
+#include "executor/Random.h"
+#include "executor/Reference.h"
 #include "executor/core/RunSupport.h"
 #include "executor/sim/SimBackend.h"
 #include "ir/Printer.h"
@@ -214,6 +216,20 @@ std::optional<Attempt> firstMismatch(const OracleOptions &o, const Plan &plan, O
 
 } // namespace
 
+std::optional<std::string> chainMismatch(const Fusion &original, const Fusion &chained,
+                                         const Bindings &symbols, uint64_t seed, int range) {
+  auto inputs = randomInputs(original, symbols, seed, range);
+  ReferenceResult want = evaluateReference(original, inputs, symbols);
+  ReferenceResult got = evaluateReference(chained, inputs, symbols);
+  for (const auto &[t, value] : want.values) {
+    auto it = got.values.find(t);
+    if (it == got.values.end() || it->second.shape() != value.shape() ||
+        it->second.data() != value.data())
+      return original.tensor(t).name() + " differs in the chained fusion";
+  }
+  return std::nullopt;
+}
+
 Oracle::Oracle(OracleOptions options)
     : options_(std::move(options)), checker_([&] {
         CheckOptions c;
@@ -311,14 +327,14 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
     return;
   }
   Plan plan;
+  // Multi-step plans run as their chains of proved steps (checker/PlanChain.h).
+  std::optional<ChainedFusion> chained;
   try {
-    // Multi-step plans run as their chains of proved steps (checker/PlanChain.h).
-    if (auto chained = chainPlannedEdges(r.fusion, graph, r.verdicts))
-      plan = buildPlan(chained->fusion, chained->graph, chained->verdicts,
-                       planRequest(r.spec, PlanRequest::Lowerings::Checker));
-    else
-      plan = buildPlan(r.fusion, graph, r.verdicts,
-                       planRequest(r.spec, PlanRequest::Lowerings::Checker));
+    chained = chainPlannedEdges(r.fusion, graph, r.verdicts);
+    plan = chained ? buildPlan(chained->fusion, chained->graph, chained->verdicts,
+                               planRequest(r.spec, PlanRequest::Lowerings::Checker))
+                   : buildPlan(r.fusion, graph, r.verdicts,
+                               planRequest(r.spec, PlanRequest::Lowerings::Checker));
   } catch (const std::exception &e) {
     r.checkerOutcome = "violation";
     r.violations.push_back({"proved-no-plan:" + slug(e.what()), e.what()});
@@ -333,6 +349,13 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
     r.checkerOutcome = "no-bindings";
     return;
   }
+  if (chained)
+    if (auto why = chainMismatch(r.fusion, chained->fusion, *b, options_.matchSeeds.front(),
+                                 options_.integerRange)) {
+      r.checkerOutcome = "violation";
+      r.violations.push_back({"proved-chain-differs", *why});
+      return;
+    }
   r.runLog.push_back("checker plan:");
   for (const std::string &line : stepLines(plan))
     r.runLog.push_back(line);
@@ -346,6 +369,8 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
     r.matchedLowerings.push_back(edgeName(v) + " " + kindName(v));
     if (reducesMidChain(v.steps)) // Counted apart: copies after the reduction.
       r.matchedLowerings.push_back(edgeName(v) + " multi-step-reduced-mid-chain");
+    if (reductionSteps(v.steps) > 1) // A reduction split over several steps.
+      r.matchedLowerings.push_back(edgeName(v) + " multi-step-split-reduction");
   }
 }
 

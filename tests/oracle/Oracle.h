@@ -10,7 +10,9 @@
 //    (checker/PlanBuilder.h) and runs it on the sim backend with nonzero
 //    integer inputs in [-n, n] and exact comparison (RunOptions::integerInputs,
 //    exactComparison), once per seed (the second seed through the index-map
-//    compute GPU kernels use): anything but a match is a violation;
+//    compute GPU kernels use): anything but a match is a violation; a
+//    multi-step plan's chained fusion must also compute, unsharded, the
+//    values of the fusion as written (chainMismatch below);
 // 3. when the fusion carries compiler choices (host IR Communications, and
 //    the resharding Sets and reductions nvFuser would lower) and every other
 //    edge is proved, builds the plan with the compiler's lowerings: if every
@@ -35,6 +37,7 @@
 #include "tests/oracle/RandomFusions.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -87,6 +90,16 @@ struct OracleResult {
   /// Lines describing the runs (for the report).
   std::vector<std::string> runLog;
 };
+
+/// Where a multi-step plan's chained fusion (checker/PlanChain.h) computes
+/// another value than `original` for one of `original`'s tensors, on seeded
+/// integer inputs in [-range, range] at `symbols`; nullopt when every value
+/// is equal. The
+/// plan runs are compared with the chained fusion's reference; this closes
+/// the loop to the fusion as written (a split reduction's steps compose to
+/// the edge's reduction only by its operator's algebra).
+std::optional<std::string> chainMismatch(const Fusion &original, const Fusion &chained,
+                                         const Bindings &symbols, uint64_t seed, int range);
 
 class Oracle {
 public:

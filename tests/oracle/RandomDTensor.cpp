@@ -41,15 +41,16 @@ std::vector<int64_t> drawMesh(Draw &d) {
   return mesh;
 }
 
+const char *const kPartials[] = {"Partial(sum)", "Partial(max)", "Partial(min)"};
+
 std::string drawPlacement(Draw &d, int64_t tensorDims) {
-  static const char *const partials[] = {"Partial(sum)", "Partial(max)", "Partial(min)"};
   switch (d.below(3)) {
   case 0:
     return "Replicate()";
   case 1:
     return "Shard(" + std::to_string(d.below(tensorDims)) + ")";
   default:
-    return partials[d.below(3)];
+    return kPartials[d.below(3)];
   }
 }
 
@@ -75,6 +76,17 @@ std::string drawDocument(uint64_t seed) {
     std::string t = drawPlacement(d, static_cast<int64_t>(shape.size()));
     bool refused = t.rfind("Partial", 0) == 0 && t != src.back() && src.back() != "Replicate()";
     dst.push_back(refused && d.percent(80) ? "Replicate()" : t);
+  }
+  // Partials of one op on every mesh dim, reduced at once or in parts (a
+  // split reduction, checker/Planner.h): drawn last, so that the documents
+  // of the other seeds stay as they were.
+  if (mesh.size() > 1 && d.percent(20)) {
+    std::string op = kPartials[d.below(3)];
+    for (size_t k = 0; k < mesh.size(); ++k) {
+      src[k] = op;
+      if (dst[k].rfind("Partial", 0) == 0 && dst[k] != op)
+        dst[k] = "Replicate()";
+    }
   }
   nlohmann::json doc = {{"format", dtensor::kDTensorFormat},
                         {"name", "oracle-dtensor-" + std::to_string(seed)},
