@@ -423,8 +423,8 @@ std::pair<smt::Int, smt::Int> EdgeChecker::slotSource(const Lowering &lowering, 
   }
 }
 
-Outcome EdgeChecker::checkSlots(const Lowering &lowering, const Team &team) {
-  std::vector<smt::Bool> a;
+EdgeChecker::SlotQuery EdgeChecker::slotQuery(const Lowering &lowering, const Team &team,
+                                              std::vector<smt::Bool> &a) {
   smt::Int d = deviceAmong("d", receivers(lowering, team, consumerDevices()), a);
   ElementTerms y = heldConsumerElement(d, a);
   ElementTerms x = neededElement(y, "x", a);
@@ -433,6 +433,12 @@ Outcome EdgeChecker::checkSlots(const Lowering &lowering, const Team &team) {
   auto [src, srcOffset] = slotSource(lowering, team, d, t);
   smt::Int srcVar = ctx_.intVar("src");
   a.push_back(srcVar == src);
+  return SlotQuery{y, x, srcVar, srcOffset};
+}
+
+Outcome EdgeChecker::checkSlots(const Lowering &lowering, const Team &team) {
+  std::vector<smt::Bool> a;
+  auto [y, x, srcVar, srcOffset] = slotQuery(lowering, team, a);
   ElementTerms z = enc_.element(producer_, "z", false);
   a.push_back(z.inRange);
   a.push_back(enc_.holds(producer_, srcVar, z));
@@ -628,14 +634,8 @@ Outcome EdgeChecker::checkPaddedSlots(const Lowering &lowering, const Team &team
   if (isReductionEdge())
     return Outcome::unsupported(lowering.str() + " does not reduce");
   std::vector<smt::Bool> a;
-  smt::Int d = deviceAmong("d", receivers(lowering, team, consumerDevices()), a);
-  ElementTerms y = heldConsumerElement(d, a);
-  ElementTerms x = neededElement(y, "x", a);
-  smt::Int t = ctx_.intVar("t");
-  a.push_back(t == enc_.offset(consumer_, y));
-  auto [src, srcOffset] = slotSource(lowering, team, d, t);
-  smt::Int srcVar = ctx_.intVar("src"), srcSlot = ctx_.intVar("s");
-  a.push_back(srcVar == src);
+  auto [y, x, srcVar, srcOffset] = slotQuery(lowering, team, a);
+  smt::Int srcSlot = ctx_.intVar("s");
   a.push_back(srcSlot == srcOffset);
   a.push_back(!(enc_.holds(producer_, srcVar, x) && enc_.offset(producer_, x) == srcSlot));
   std::vector<std::string> vars{"d", "t", "src", "s"};

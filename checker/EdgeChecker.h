@@ -107,6 +107,14 @@ private:
   /// to slot t of receiver d's consumer buffer.
   std::pair<smt::Int, smt::Int> slotSource(const Lowering &lowering, const Team &team,
                                            const smt::Int &d, const smt::Int &t);
+  /// The start of a slot query: a receiver `d` (named `d`), an element y it
+  /// holds at offset `t`, the element x that y needs, the device `src` whose
+  /// slot `srcOffset` the collective copies to t (slotSource).
+  struct SlotQuery {
+    ElementTerms y, x;
+    smt::Int src, srcOffset;
+  };
+  SlotQuery slotQuery(const Lowering &lowering, const Team &team, std::vector<smt::Bool> &a);
   Outcome checkUniqueDestination(const Team &team);
   Outcome checkUncoveredDevices(const Lowering &lowering);
   /// For a compiler's collective: every consumer device is written by it.

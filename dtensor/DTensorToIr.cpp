@@ -530,6 +530,8 @@ private:
                                           TensorNum in, const Layout &from, const Layout &to);
   std::optional<TensorNum> gatherStep(const IssuedStep &s, const IssuedCollective &coll,
                                       TensorNum in, const Layout &from);
+  bool recordedChunks(const IssuedCollective &coll, int64_t n, const Layout &chunk,
+                      const std::set<int64_t> &pads, bool padded, bool gathers) const;
   TensorNum communication(CollectiveType type, TensorNum in, const Layout &out,
                           const IssuedCollective &coll, bool padded);
   TensorNum localSet(TensorNum in, const Layout &out, const SourceLoc &loc) {
@@ -635,16 +637,8 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
     Layout packed = withoutShard(from, s.to.dim, k);
     packed.order = withoutShard(to, s.to.dim, k).order;
     packed.rankMajor = {s.to.dim, n};
-    const std::set<int64_t> pads{s.to.dim};
-    if (padded && !paddedAsMapped(c_, to, pads))
-      return std::nullopt; // DTensor's buffers are not the mapped ones.
-    requireRecordedCounts(
-        c_, coll,
-        [&](int64_t r) {
-          int64_t chunk = localCount(c_, to, r, pads);
-          return std::pair{n * chunk, chunk};
-        },
-        padded);
+    if (!recordedChunks(coll, n, to, {s.to.dim}, padded, /*gathers=*/false))
+      return std::nullopt;
     TensorNum pre = localSet(in, packed, coll.loc);
     return communication(*type, pre, to, coll, padded);
   }
@@ -664,6 +658,26 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
     return communication(*type, pre, packedOut, coll, /*padded=*/false);
   }
   return std::nullopt;
+}
+
+/// Whether a gathering (in: `chunk`'s buffer, out: n of them, n the step's
+/// mesh dim size) or scattering
+/// (in: n, out: one) collective of DTensor's is mapped: false when it is
+/// padded while DTensor's buffers, padded in `pads` only, are not the mapped
+/// tensors' (another dim sharded unevenly). Else the recorded counts must be
+/// those buffers' (rejected, located, when not).
+bool StepChain::recordedChunks(const IssuedCollective &coll, int64_t n, const Layout &chunk,
+                               const std::set<int64_t> &pads, bool padded, bool gathers) const {
+  if (padded && !paddedAsMapped(c_, chunk, pads))
+    return false;
+  requireRecordedCounts(
+      c_, coll,
+      [&](int64_t r) {
+        int64_t one = localCount(c_, chunk, r, pads);
+        return gathers ? std::pair{one, n * one} : std::pair{n * one, one};
+      },
+      padded);
+  return true;
 }
 
 /// DTensor's all_gather of mesh dim k's shard of dim d (`Shard ->
@@ -689,15 +703,8 @@ std::optional<TensorNum> StepChain::gatherStep(const IssuedStep &s, const Issued
   std::set<int64_t> pads{d};
   if (sent.padTo)
     pads.insert(sent.padTo->first);
-  if (padded && !paddedAsMapped(c_, sent, pads))
-    return std::nullopt; // DTensor's buffers are not the mapped ones.
-  requireRecordedCounts(
-      c_, coll,
-      [&](int64_t r) {
-        int64_t chunk = localCount(c_, sent, r, pads);
-        return std::pair{chunk, n * chunk};
-      },
-      padded);
+  if (!recordedChunks(coll, n, sent, pads, padded, /*gathers=*/true))
+    return std::nullopt;
   if (sent.padTo)
     in = localSet(in, sent, coll.loc);
   return communication(CollectiveType::Allgather, in, gathered, coll, padded);
