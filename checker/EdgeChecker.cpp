@@ -968,7 +968,10 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
       if (init.kind != Outcome::Kind::Proved)
         return init;
     }
-    if (lowering.padded && !isModelledPadding(lowering))
+    // A compiler's padded collective runs slot for slot: the unpad copy
+    // (localPermute) is shardcheck's own construct, never a compiler's.
+    if (lowering.padded &&
+        (!isModelledPadding(lowering) || (compilerLowering && lowering.localPermute)))
       return Outcome::unsupported(lowering.str() +
                                   ": padding is modelled for Allgather and AllToAll (with the "
                                   "unpad copy, or slot for slot), SendRecv pairs, and "
