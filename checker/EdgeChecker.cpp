@@ -392,54 +392,53 @@ Outcome EdgeChecker::checkCounts(const Lowering &lowering, const Team &team) {
   return Outcome::refuted(std::move(cex));
 }
 
-Outcome EdgeChecker::checkSlots(const Lowering &lowering, const Team &team) {
-  CommKind k = lowering.kind;
+std::pair<smt::Int, smt::Int> EdgeChecker::slotSource(const Lowering &lowering, const Team &team,
+                                                      const smt::Int &d, const smt::Int &t) {
   const auto &members = team.devices;
   auto n = static_cast<int64_t>(members.size());
-  std::vector<smt::Bool> a;
-  smt::Int d = deviceAmong("d", receivers(lowering, team, consumerDevices()), a);
-  ElementTerms y = heldConsumerElement(d, a);
-  ElementTerms x = neededElement(y, "x", a);
-  smt::Int t = ctx_.intVar("t");
-  a.push_back(t == enc_.offset(consumer_, y));
-
   auto member = [&](const smt::Int &i) { return memberAt(ctx_, members, i); };
   smt::Int rank = rankIn(ctx_, members, d);
-
-  smt::Int src = d, srcOffset = t;
-  switch (k) {
+  switch (lowering.kind) {
   case CommKind::Allgather:
   case CommKind::Gather: {
     smt::Int chunk = enc_.count(producer_);
-    src = member(ctx_.div(t, chunk));
-    srcOffset = ctx_.mod(t, chunk);
-    break;
+    return {member(ctx_.div(t, chunk)), ctx_.mod(t, chunk)};
   }
   case CommKind::Scatter:
-    src = ctx_.intVal(*team.root);
-    srcOffset = rank * enc_.count(consumer_) + t;
-    break;
+    return {ctx_.intVal(*team.root), rank * enc_.count(consumer_) + t};
   case CommKind::Broadcast:
-    src = ctx_.intVal(*team.root);
-    break;
+    return {ctx_.intVal(*team.root), t};
   case CommKind::AllToAll: {
     smt::Int chunk = ctx_.div(enc_.count(consumer_), ctx_.intVal(n));
-    src = member(ctx_.div(t, chunk));
-    srcOffset = rank * chunk + ctx_.mod(t, chunk);
-    break;
+    return {member(ctx_.div(t, chunk)), rank * chunk + ctx_.mod(t, chunk)};
   }
   case CommKind::SendRecv: {
     smt::Int s = ctx_.intVal(-1);
     for (const auto &[from, to] : team.pairs)
       s = ctx_.ite(d == to, ctx_.intVal(from), s);
-    src = s;
-    break;
+    return {s, t};
   }
   default: // alias
-    break;
+    return {d, t};
   }
+}
+
+EdgeChecker::SlotQuery EdgeChecker::slotQuery(const Lowering &lowering, const Team &team,
+                                              std::vector<smt::Bool> &a) {
+  smt::Int d = deviceAmong("d", receivers(lowering, team, consumerDevices()), a);
+  ElementTerms y = heldConsumerElement(d, a);
+  ElementTerms x = neededElement(y, "x", a);
+  smt::Int t = ctx_.intVar("t");
+  a.push_back(t == enc_.offset(consumer_, y));
+  auto [src, srcOffset] = slotSource(lowering, team, d, t);
   smt::Int srcVar = ctx_.intVar("src");
   a.push_back(srcVar == src);
+  return SlotQuery{y, x, srcVar, srcOffset};
+}
+
+Outcome EdgeChecker::checkSlots(const Lowering &lowering, const Team &team) {
+  std::vector<smt::Bool> a;
+  auto [y, x, srcVar, srcOffset] = slotQuery(lowering, team, a);
   ElementTerms z = enc_.element(producer_, "z", false);
   a.push_back(z.inRange);
   a.push_back(enc_.holds(producer_, srcVar, z));
@@ -623,36 +622,44 @@ Outcome EdgeChecker::checkPaddedSources(const Lowering &lowering, const Team &te
   return Outcome::refuted(std::move(cex));
 }
 
-Outcome EdgeChecker::checkPaddedPairs(const Lowering &lowering, const Team &team) {
-  // SendRecv+pad: each receiver gets its sender's padded buffer slot for
-  // slot (the counts query made the padded counts equal). Correct iff for
-  // every receiver d and every y it holds at offset t, the sender holds the
-  // element x that y needs at that same offset t: a padding slot holds
-  // nothing, so the slot query alone (nothing else at t) would not do.
+Outcome EdgeChecker::checkPaddedSlots(const Lowering &lowering, const Team &team) {
+  // A padded collective moved slot for slot: SendRecv+pad copies its
+  // sender's padded buffer (the counts query made the padded counts equal);
+  // a compiler's Allgather+pad or AllToAll+pad (a DTensor collective on the
+  // padded chunks, docs/dtensor.md) writes member i's padded buffer as chunk
+  // i. Correct iff for every receiver d and every y it holds at offset t, the
+  // slot the collective copies to t (slotSource) holds the element x that y
+  // needs: a padding slot holds nothing, so the slot query alone (nothing
+  // else at that slot) would not do.
   if (isReductionEdge())
     return Outcome::unsupported(lowering.str() + " does not reduce");
   std::vector<smt::Bool> a;
-  smt::Int d = deviceAmong("d", receivers(lowering, team, consumerDevices()), a);
-  ElementTerms y = heldConsumerElement(d, a);
-  ElementTerms x = neededElement(y, "x", a);
-  smt::Int src = ctx_.intVal(-1);
-  for (const auto &[from, to] : team.pairs)
-    src = ctx_.ite(d == to, ctx_.intVal(from), src);
-  a.push_back(
-      !(enc_.holds(producer_, src, x) && enc_.offset(producer_, x) == enc_.offset(consumer_, y)));
-  std::vector<std::string> vars{"d"};
+  auto [y, x, srcVar, srcOffset] = slotQuery(lowering, team, a);
+  smt::Int srcSlot = ctx_.intVar("s");
+  a.push_back(srcSlot == srcOffset);
+  a.push_back(!(enc_.holds(producer_, srcVar, x) && enc_.offset(producer_, x) == srcSlot));
+  std::vector<std::string> vars{"d", "t", "src", "s"};
   addNames(vars, y);
   addNames(vars, x);
-  auto r = solve("lowering-padded-pairs", a, vars, /*minimizeSizes=*/true);
+  const bool pairs = lowering.kind == CommKind::SendRecv;
+  const std::string query = pairs ? "lowering-padded-pairs" : "lowering-padded-slots";
+  auto r = solve(query, a, vars, /*minimizeSizes=*/true);
   if (r.answer == smt::Answer::Unsat)
     return Outcome::proved();
   if (r.answer == smt::Answer::Unknown)
-    return Outcome::unknown("lowering-padded-pairs: " + r.reason);
+    return Outcome::unknown(query + ": " + r.reason);
   Counterexample cex = makeCounterexample(r.model, "");
-  cex.message = "device " + std::to_string(cex.device) + " needs " + producer_.name() +
-                indexStr(cex.producerIndex) + " for " + consumer_.name() +
-                indexStr(cex.consumerIndex) + " but its sender in " + lowering.str() +
-                " does not hold it at the same offset of its padded buffer";
+  std::string needs = "device " + std::to_string(cex.device) + " needs " + producer_.name() +
+                      indexStr(cex.producerIndex) + " for " + consumer_.name() +
+                      indexStr(cex.consumerIndex);
+  cex.offset = r.model.at("t");
+  cex.message = pairs ? needs + " but its sender in " + lowering.str() +
+                            " does not hold it at the same offset of its padded buffer"
+                      : needs + " at offset " + std::to_string(r.model.at("t")) + " of its " +
+                            consumer_.name() + " buffer, but " + lowering.str() +
+                            " copies there slot " + std::to_string(r.model.at("s")) +
+                            " of device " + std::to_string(r.model.at("src")) +
+                            "'s padded buffer, which does not hold it there";
   return Outcome::refuted(std::move(cex));
 }
 
@@ -961,13 +968,22 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
       if (init.kind != Outcome::Kind::Proved)
         return init;
     }
-    if (lowering.padded && (compilerLowering || !isModelledPadding(lowering)))
+    // A compiler's padded collective runs slot for slot: the unpad copy
+    // (localPermute) is shardcheck's own construct, never a compiler's.
+    if (lowering.padded &&
+        (!isModelledPadding(lowering) || (compilerLowering && lowering.localPermute)))
       return Outcome::unsupported(lowering.str() +
-                                  ": padding is modelled for shardcheck's own Allgather and "
-                                  "AllToAll with the unpad copy, SendRecv pairs, and "
-                                  "reductions of partials");
+                                  ": padding is modelled for Allgather and AllToAll (with the "
+                                  "unpad copy, or slot for slot), SendRecv pairs, and "
+                                  "reductions");
     if (std::string uneven = unevenness(); !uneven.empty() && !lowering.padded)
       return Outcome::unsupported(uneven + "; equal-size collectives cannot move it");
+    // A padded collective whose every query asks for an element at its slot
+    // (checkPaddedSlots, checkBufferSum) may read and write padded layouts.
+    const bool slotForSlot = lowering.padded && !lowering.localPermute &&
+                             (!isReductionComm(lowering.kind) ||
+                              lowering.reduceInput == Lowering::ReduceInput::ProducerBuffer);
+    Encoder::PaddedLayouts paddedLayouts(enc_, slotForSlot);
     // Team sanity, concretely: roots present, senders hold the producer,
     // receivers hold the consumer.
     auto pDev = producerDevices(), cDev = consumerDevices();
@@ -1009,8 +1025,9 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
       // A padded lowering's buffers are its members' padded buffers, equal
       // by construction (the layout's ceilDiv extents); what lands where is
       // the slot query's.
-      // (SendRecv+pad copies whole padded buffers: those must be equal.)
-      bool padChunks = lowering.padded && lowering.kind != CommKind::SendRecv;
+      // (A padded collective moved slot for slot, SendRecv+pad or a
+      // compiler's, copies whole padded buffers: those must fit.)
+      bool padChunks = lowering.padded && lowering.localPermute;
       Outcome o = padChunks ? Outcome::proved() : checkCounts(effective, team);
       if (o.kind == Outcome::Kind::Proved && compilerRuntime)
         o = checkRuntimeShapes(effective, team, *compilerRuntime);
@@ -1021,10 +1038,10 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
         o = checkBufferSum(effective, team);
       else if (isReductionComm(lowering.kind))
         o = checkPartials(effective, team);
-      else if (lowering.padded && lowering.kind == CommKind::Allgather)
+      else if (lowering.padded && lowering.kind == CommKind::Allgather && lowering.localPermute)
         o = checkPaddedSources(effective, team);
-      else if (lowering.padded && lowering.kind == CommKind::SendRecv)
-        o = checkPaddedPairs(effective, team);
+      else if (lowering.padded && !lowering.localPermute)
+        o = checkPaddedSlots(effective, team);
       else if (lowering.localPermute)
         o = checkPermuteComposite(effective, team);
       else

@@ -98,9 +98,23 @@ private:
   /// Allgather+pad: every element a receiver needs sits in a member's
   /// padded buffer, at a slot that is not padding (`lowering-padded-sources`).
   Outcome checkPaddedSources(const Lowering &lowering, const Team &team);
-  /// SendRecv+pad: every receiver's element sits in its sender's padded
-  /// buffer at the receiver's own offset (`lowering-padded-pairs`).
-  Outcome checkPaddedPairs(const Lowering &lowering, const Team &team);
+  /// A padded collective moved slot for slot (SendRecv+pad, a compiler's
+  /// Allgather+pad or AllToAll+pad): every receiver's element sits in the
+  /// slot of the padded buffer the collective copies to it
+  /// (`lowering-padded-pairs` for SendRecv, else `lowering-padded-slots`).
+  Outcome checkPaddedSlots(const Lowering &lowering, const Team &team);
+  /// The device and the slot of its producer buffer that `lowering` copies
+  /// to slot t of receiver d's consumer buffer.
+  std::pair<smt::Int, smt::Int> slotSource(const Lowering &lowering, const Team &team,
+                                           const smt::Int &d, const smt::Int &t);
+  /// The start of a slot query: a receiver `d` (named `d`), an element y it
+  /// holds at offset `t`, the element x that y needs, the device `src` whose
+  /// slot `srcOffset` the collective copies to t (slotSource).
+  struct SlotQuery {
+    ElementTerms y, x;
+    smt::Int src, srcOffset;
+  };
+  SlotQuery slotQuery(const Lowering &lowering, const Team &team, std::vector<smt::Bool> &a);
   Outcome checkUniqueDestination(const Team &team);
   Outcome checkUncoveredDevices(const Lowering &lowering);
   /// For a compiler's collective: every consumer device is written by it.

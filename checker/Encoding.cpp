@@ -348,11 +348,13 @@ void Encoder::requireDenseLayout(const TensorView &tv) const {
                           ", which shardcheck does not model yet");
       if (t.kind == Transform::Kind::Split && !targets.count(t.outputs[0])) {
         // A split that is not a device split must divide evenly, else the
-        // buffer has padding holes.
+        // buffer has padding holes (allowed, for constant extents, where the
+        // caller's query is sound on them: allowPaddedSplits).
         auto e = fusion_.id(t.inputs[0]).extent.asConstant();
         auto f = t.factor.asConstant();
         bool isDeviceSplit = fusion_.id(t.outputs[0]).isDeviceParallel();
-        if (!isDeviceSplit && (!e || !f || *f <= 0 || *e % *f != 0))
+        bool padded = paddedSplits_ && e && f && *f > 0;
+        if (!isDeviceSplit && !padded && (!e || !f || *f <= 0 || *e % *f != 0))
           throw Unsupported(tv.name() + "'s layout splits " + fusion_.id(t.inputs[0]).str() +
                             " by " + t.factor.str() + ", which may not divide evenly");
       }

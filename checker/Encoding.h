@@ -79,6 +79,18 @@ class Encoder {
 public:
   Encoder(smt::Context &ctx, const Fusion &fusion);
 
+  /// Allows padded layouts while it lives (allowPaddedSplits).
+  class PaddedLayouts {
+  public:
+    PaddedLayouts(Encoder &enc, bool allow) : enc_(enc) { enc_.allowPaddedSplits(allow); }
+    ~PaddedLayouts() { enc_.allowPaddedSplits(false); }
+    PaddedLayouts(const PaddedLayouts &) = delete;
+    PaddedLayouts &operator=(const PaddedLayouts &) = delete;
+
+  private:
+    Encoder &enc_;
+  };
+
   smt::Context &ctx() { return ctx_; }
 
   /// The extent term of an ID (derived through its definition when it has
@@ -118,8 +130,15 @@ public:
   /// Layout IDs (docs/semantics.md, Local buffer layout).
   std::vector<IdNum> layoutIds(const TensorView &tv) const;
   /// Throws Unsupported unless layout IDs plus sharding IDs form a dense cut
-  /// of the logical data domain.
+  /// of the logical data domain (with allowPaddedSplits, a cut whose splits
+  /// of constant extents that do not divide leave padding slots).
   void requireDenseLayout(const TensorView &tv) const;
+  /// Whether layouts may be padded: a split of constant extents that does
+  /// not divide (a DTensor buffer padded to n chunks, docs/dtensor.md)
+  /// leaves slots that hold nothing. Only queries that ask for an element at
+  /// its slot (a padded collective moved slot for slot) are sound on such a
+  /// buffer; EdgeChecker sets it for those alone (PaddedLayouts).
+  void allowPaddedSplits(bool allow) { paddedSplits_ = allow; }
 
   /// The implied constraints of a tensor that involve symbols (DID splits
   /// even, DID extents equal mesh sizes). Constant violations are lint
@@ -152,6 +171,7 @@ private:
   std::set<TensorNum> meshChecked_;
   std::set<std::string> assumptions_;
   std::vector<smt::Bool> symbolConstraints_;
+  bool paddedSplits_ = false;
 };
 
 } // namespace shardcheck

@@ -98,12 +98,15 @@ std::string Lowering::str() const {
 bool isModelledPadding(const Lowering &l) {
   if (!l.padded)
     return false;
+  // Allgather and AllToAll: with the unpad copy (shardcheck's own), or
+  // slot for slot on the padded buffers (a compiler's, e.g. DTensor's).
   if (l.kind == CommKind::Allgather || l.kind == CommKind::AllToAll)
-    return l.localPermute;
+    return true;
   if (l.kind == CommKind::SendRecv)
     return !l.localPermute; // Whole padded buffers, slot for slot.
-  return isReductionComm(l.kind) && !l.localPermute &&
-         l.reduceInput == Lowering::ReduceInput::Partials;
+  // Partials (shardcheck's own) or the members' padded buffers (a
+  // compiler's): a padding slot contributes to padding slots only.
+  return isReductionComm(l.kind) && !l.localPermute;
 }
 
 std::optional<Lowering> paddedLowering(const Lowering &l) {

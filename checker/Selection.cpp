@@ -273,6 +273,7 @@ std::optional<Lowering> loweringOfCommunication(const Fusion &fusion, const Expr
     return std::nullopt;
   Lowering l;
   l.kind = *kind;
+  l.padded = isPaddedCommunication(expr);
   if (l.kind == CommKind::SendRecv) {
     // nvFuser's sender is the root; the receiver is the other member (the
     // root itself in a team of one: a local copy). Without a printed root,

@@ -27,6 +27,9 @@ struct Layout {
   std::map<int64_t, std::string> partial;        ///< mesh dim -> reduce op (unreduced axis)
   std::set<int64_t> reduced; ///< mesh dims whose partial axis this tensor reduces
   std::optional<std::pair<int64_t, int64_t>> rankMajor; ///< (tensor dim, factor): packed
+  /// (tensor dim, n): the dim's local part padded to n chunks in place
+  /// (DTensor pads the new shard dim of a shard-dim change so).
+  std::optional<std::pair<int64_t, int64_t>> padTo;
 };
 
 ParallelType didOfMeshDim(int meshRank, int64_t k) {
@@ -224,7 +227,7 @@ public:
       logical.push_back(id);
       loop.push_back(id);
     }
-    const bool explicitAllocation = l.rankMajor.has_value();
+    const bool explicitAllocation = l.rankMajor.has_value() || l.padTo.has_value();
     std::vector<IdNum> packed;
     for (size_t d = 0; d < c_.shape.size(); ++d) {
       IdNum cur = fb_.iter(c_.shape[d]);
@@ -241,6 +244,12 @@ public:
       if (l.rankMajor && l.rankMajor->first == static_cast<int64_t>(d)) {
         auto s = fb_.split(cur, l.rankMajor->second, /*innerSplit=*/false);
         packed.push_back(s.outer);
+        cur = s.inner;
+      }
+      if (l.padTo && l.padTo->first == static_cast<int64_t>(d)) {
+        // n chunks of ceil(extent / n), in place: the padding is at the end.
+        auto s = fb_.split(cur, l.padTo->second, /*innerSplit=*/false);
+        leaves.push_back(s.outer);
         cur = s.inner;
       }
       leaves.push_back(cur);
@@ -525,22 +534,48 @@ Layout withoutShard(Layout l, int64_t d, int64_t k) {
   return l;
 }
 
-/// The element count of `l`'s buffer on `device` (torch.chunk's sizes at
-/// every level: the outer levels divide, requireFaithfulNesting says so).
-int64_t localCount(const DTensorCase &c, const Layout &l, int64_t device) {
+/// Ceiling of a / b, for positive b.
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+/// The element count of `l`'s buffer on `device` as DTensor holds it:
+/// torch.chunk's sizes at every level (the outer levels divide,
+/// requireFaithfulNesting says so), except the dims in `padded`, which
+/// DTensor pads before a collective (`pad_tensor`): each level's ceilDiv
+/// chunk, and a packing (rank-major, padTo) to its n chunks. The mapped
+/// tensor's buffer is the one with every dim padded (its slots).
+int64_t localCount(const DTensorCase &c, const Layout &l, int64_t device,
+                   const std::set<int64_t> &padded = {}) {
   std::vector<int64_t> coords = c.mesh.coordinates(device);
   int64_t count = 1;
   for (size_t d = 0; d < c.shape.size(); ++d) {
     int64_t extent = c.shape[d];
+    const bool pad = padded.count(static_cast<int64_t>(d)) > 0;
     auto it = l.order.find(static_cast<int64_t>(d));
     if (it != l.order.end())
       for (int64_t k : it->second) {
-        int64_t n = c.mesh.shape()[k], chunk = (extent + n - 1) / n;
-        extent = std::clamp<int64_t>(extent - coords[k] * chunk, 0, chunk);
+        int64_t n = c.mesh.shape()[k], chunk = ceilDiv(extent, n);
+        extent = pad ? chunk : std::clamp<int64_t>(extent - coords[k] * chunk, 0, chunk);
       }
+    for (const auto &packing : {l.rankMajor, l.padTo})
+      if (pad && packing && packing->first == static_cast<int64_t>(d))
+        extent = packing->second * ceilDiv(extent, packing->second);
     count *= extent;
   }
   return count;
+}
+
+/// Whether DTensor's buffer of `l`, padded in `padded`, is the mapped
+/// tensor's on every device: no other dim is sharded unevenly.
+bool paddedAsMapped(const DTensorCase &c, const Layout &l, const std::set<int64_t> &padded) {
+  std::set<int64_t> all;
+  for (size_t d = 0; d < c.shape.size(); ++d)
+    all.insert(static_cast<int64_t>(d));
+  for (int64_t device : c.mesh.devices())
+    if (localCount(c, l, device, padded) != localCount(c, l, device, all))
+      return false;
+  return true;
 }
 
 /// A recorded shape's element count; -1 when it overflows (it then matches
@@ -561,16 +596,19 @@ std::string countText(int64_t n) {
 /// (`in` and `out` element counts per rank): its verdict would be about
 /// buffers DTensor did not use.
 void requireRecordedCounts(const DTensorCase &c, const IssuedCollective &coll,
-                           const std::function<std::pair<int64_t, int64_t>(int64_t)> &counts) {
+                           const std::function<std::pair<int64_t, int64_t>(int64_t)> &counts,
+                           bool padded = false) {
   for (const RankCall &r : coll.ranks) {
     auto [in, out] = counts(r.rank);
     if (elementsOf(r.inputShape) != in || elementsOf(r.outputShape) != out)
-      unmapped("the " + coll.kind + " of rank " + std::to_string(r.rank) + " moved " +
-                   countText(elementsOf(r.inputShape)) + " elements in and " +
-                   countText(elementsOf(r.outputShape)) + " out, but the mapped buffers hold " +
-                   std::to_string(in) + " and " + std::to_string(out) +
-                   ": the mapping does not model what DTensor did",
-               coll.loc);
+      unmapped(
+          "the " + coll.kind + " of rank " + std::to_string(r.rank) + " moved " +
+              countText(elementsOf(r.inputShape)) + " elements in and " +
+              countText(elementsOf(r.outputShape)) + " out, but the mapped buffers hold " +
+              std::to_string(in) + " and " + std::to_string(out) +
+              (padded ? " (DTensor's padding: each shard padded to its chunk ceil(L/n))" : "") +
+              ": the mapping does not model what DTensor did",
+          coll.loc);
   }
 }
 
@@ -609,8 +647,12 @@ private:
   TensorNum step(const IssuedStep &s, TensorNum in, const Layout &from, const Layout &to);
   std::optional<TensorNum> collectiveStep(const IssuedStep &s, const IssuedCollective &coll,
                                           TensorNum in, const Layout &from, const Layout &to);
+  std::optional<TensorNum> gatherStep(const IssuedStep &s, const IssuedCollective &coll,
+                                      TensorNum in, const Layout &from);
+  bool recordedChunks(const IssuedCollective &coll, int64_t n, const Layout &chunk,
+                      const std::set<int64_t> &pads, bool padded, bool gathers) const;
   TensorNum communication(CollectiveType type, TensorNum in, const Layout &out,
-                          const IssuedCollective &coll);
+                          const IssuedCollective &coll, bool padded);
   TensorNum localSet(TensorNum in, const Layout &out, const SourceLoc &loc) {
     TensorNum t = make_.make(out, loc);
     copy(fb_, in, t, loc);
@@ -666,10 +708,16 @@ Layout StepChain::stepLayout(const Layout &from, const std::vector<Placement> &c
 }
 
 TensorNum StepChain::communication(CollectiveType type, TensorNum in, const Layout &out,
-                                   const IssuedCollective &coll) {
+                                   const IssuedCollective &coll, bool padded) {
   TensorNum t = make_.make(out, coll.loc);
   fb_.expr(OpKind::Communication, collectiveTypeName(type), {in}, t);
   Expr &e = fb_.fusion().exprs.back();
+  // DTensor's collective on its padded chunks (the mapped buffers' slots,
+  // padding included); a reduce op other than a sum is named.
+  if (padded)
+    e.attrs.emplace_back(kPaddedAttr, "true");
+  if (isReductionCollective(type) && (coll.reduceOp == "max" || coll.reduceOp == "min"))
+    e.attrs.emplace_back(kCommunicationOpAttr, coll.reduceOp);
   e.loc = coll.loc;
   CommunicationInfo info;
   // Named by DTensor's step, so a verdict says which step it is about.
@@ -692,36 +740,28 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
   auto type = collectiveOf(coll.kind);
   if (!type)
     return std::nullopt;
-  if (*type == CollectiveType::Allgather && s.from.isShard()) {
-    int64_t d = s.from.dim;
-    if (!innermostOf(from, d, k) || !evenAt(c_, from, d, k))
-      return std::nullopt;
-    Layout gathered = withoutShard(from, d, k);
-    gathered.rankMajor = {d, n};
-    requireRecordedCounts(c_, coll, [&](int64_t r) {
-      int64_t local = localCount(c_, from, r);
-      return std::pair{local, n * local};
-    });
-    return communication(*type, in, gathered, coll);
-  }
-  if (*type == CollectiveType::Allreduce && s.from.isPartial() && coll.reduceOp != "max" &&
-      coll.reduceOp != "min" && s.from.reduceOp == "sum" && !s.to.isShard()) {
+  if (*type == CollectiveType::Allgather && s.from.isShard())
+    return gatherStep(s, coll, in, from);
+  if (*type == CollectiveType::Allreduce && s.from.isPartial() &&
+      coll.reduceOp == s.from.reduceOp && !s.to.isShard()) {
     requireRecordedCounts(c_, coll, [&](int64_t r) {
       return std::pair{localCount(c_, from, r), localCount(c_, to, r)};
     });
-    return communication(*type, in, to, coll);
+    return communication(*type, in, to, coll, /*padded=*/false);
   }
   if (*type == CollectiveType::ReduceScatter && s.from.isPartial() && s.to.isShard() &&
-      s.from.reduceOp == "sum" && innermostOf(to, s.to.dim, k) && evenAt(c_, to, s.to.dim, k)) {
+      coll.reduceOp == s.from.reduceOp && innermostOf(to, s.to.dim, k)) {
+    // DTensor pads the scattered dim to n chunks (`_reduce_shard_tensor`)
+    // and stacks them along dim 0: the packed buffer is rank-major with
+    // ceil(L / n) per chunk; each rank receives its padded chunk.
+    bool padded = !evenAt(c_, to, s.to.dim, k);
     Layout packed = withoutShard(from, s.to.dim, k);
     packed.order = withoutShard(to, s.to.dim, k).order;
     packed.rankMajor = {s.to.dim, n};
-    requireRecordedCounts(c_, coll, [&](int64_t r) {
-      int64_t local = localCount(c_, to, r);
-      return std::pair{n * local, local};
-    });
+    if (!recordedChunks(coll, n, to, {s.to.dim}, padded, /*gathers=*/false))
+      return std::nullopt;
     TensorNum pre = localSet(in, packed, coll.loc);
-    return communication(*type, pre, to, coll);
+    return communication(*type, pre, to, coll, padded);
   }
   if (*type == CollectiveType::AllToAll && s.from.isShard() && s.to.isShard()) {
     int64_t a = s.from.dim, b = s.to.dim;
@@ -736,9 +776,59 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
       return std::pair{localCount(c_, from, r), localCount(c_, to, r)};
     });
     TensorNum pre = localSet(in, packedIn, coll.loc);
-    return communication(*type, pre, packedOut, coll);
+    return communication(*type, pre, packedOut, coll, /*padded=*/false);
   }
   return std::nullopt;
+}
+
+/// Whether a gathering (in: `chunk`'s buffer, out: n of them, n the step's
+/// mesh dim size) or scattering
+/// (in: n, out: one) collective of DTensor's is mapped: false when it is
+/// padded while DTensor's buffers, padded in `pads` only, are not the mapped
+/// tensors' (another dim sharded unevenly). Else the recorded counts must be
+/// those buffers' (rejected, located, when not).
+bool StepChain::recordedChunks(const IssuedCollective &coll, int64_t n, const Layout &chunk,
+                               const std::set<int64_t> &pads, bool padded, bool gathers) const {
+  if (padded && !paddedAsMapped(c_, chunk, pads))
+    return false;
+  requireRecordedCounts(
+      c_, coll,
+      [&](int64_t r) {
+        int64_t one = localCount(c_, chunk, r, pads);
+        return gathers ? std::pair{one, n * one} : std::pair{n * one, one};
+      },
+      padded);
+  return true;
+}
+
+/// DTensor's all_gather of mesh dim k's shard of dim d (`Shard ->
+/// Replicate`, or the CPU fallback of `Shard(d) -> Shard(b)`): each rank's
+/// shard padded to the chunk ceil(L / n) (`_to_replicate_tensor`; the
+/// fallback also pads dim b to n chunks, `_to_new_shard_dim`), gathered
+/// rank-major; the unpad is the local copy after it.
+std::optional<TensorNum> StepChain::gatherStep(const IssuedStep &s, const IssuedCollective &coll,
+                                               TensorNum in, const Layout &from) {
+  int64_t k = s.meshDim, n = c_.mesh.shape()[k], d = s.from.dim;
+  if (!innermostOf(from, d, k))
+    return std::nullopt;
+  bool padded = !evenAt(c_, from, d, k);
+  Layout sent = from, gathered = withoutShard(from, d, k);
+  gathered.rankMajor = {d, n};
+  if (s.to.isShard() && s.to.dim != d && c_.shape[s.to.dim] % n != 0) {
+    int64_t b = s.to.dim;
+    if (from.order.count(b))
+      return std::nullopt; // DTensor pads by a logical shape not modelled here.
+    sent.padTo = gathered.padTo = std::pair{b, n};
+    padded = true;
+  }
+  std::set<int64_t> pads{d};
+  if (sent.padTo)
+    pads.insert(sent.padTo->first);
+  if (!recordedChunks(coll, n, sent, pads, padded, /*gathers=*/true))
+    return std::nullopt;
+  if (sent.padTo)
+    in = localSet(in, sent, coll.loc);
+  return communication(CollectiveType::Allgather, in, gathered, coll, padded);
 }
 
 TensorNum StepChain::step(const IssuedStep &s, TensorNum in, const Layout &from, const Layout &to) {
@@ -747,7 +837,7 @@ TensorNum StepChain::step(const IssuedStep &s, TensorNum in, const Layout &from,
     if (auto out = collectiveStep(s, coll, in, from, to)) {
       // DTensor's local rearrangement into the step's placement (a chunk of
       // a gathered dim, the unpacking of rank-major chunks).
-      return localSet(*out, Layout{to.order, to.partial, {}, {}}, s.loc);
+      return localSet(*out, Layout{to.order, to.partial, {}, {}, {}}, s.loc);
     }
   }
   // A local step (Replicate -> Partial among them), or a collective this

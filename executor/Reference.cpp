@@ -320,8 +320,11 @@ struct ReductionOp {
 };
 
 ReductionOp reductionOp(const OpCall &call) {
-  // A reducing host IR communication sums, nvFuser's default.
-  std::string op = isReducingCommunication(call.expr) ? "add" : call.expr.attr("op");
+  // A reducing host IR communication sums, nvFuser's default, unless it
+  // names its operator (kCommunicationOpAttr, ir/Fusion.h).
+  std::string op = call.expr.attr("op");
+  if (isReducingCommunication(call.expr) && op.empty())
+    op = "add";
   if (op == "add")
     return {0.0, [](double a, double b) { return a + b; }};
   if (op == "mul")

@@ -157,11 +157,18 @@ bool isReductionOp(const Expr &e) {
          isReducingCommunication(e);
 }
 
+bool isPaddedCommunication(const Expr &e) {
+  return e.kind == OpKind::Communication && e.attr(kPaddedAttr) == "true";
+}
+
 std::optional<ReduceOp> reduceOpOf(const Expr &e) {
-  // nvFuser's reducing communications sum (its default reduction op).
-  if (e.kind == OpKind::Matmul || e.kind == OpKind::Linear || isReducingCommunication(e))
+  // nvFuser's reducing communications sum (its default reduction op); one
+  // read from elsewhere (a DTensor collective) may name its operator.
+  if (isReducingCommunication(e) && e.attr(kCommunicationOpAttr).empty())
     return ReduceOp::Sum;
-  if (e.kind != OpKind::Reduction)
+  if (e.kind == OpKind::Matmul || e.kind == OpKind::Linear)
+    return ReduceOp::Sum;
+  if (e.kind != OpKind::Reduction && !isReducingCommunication(e))
     return std::nullopt;
   std::string op = e.attr("op");
   if (op == "add")

@@ -176,6 +176,17 @@ inline constexpr const char *kHostLoopAttr = "host_loop";
 
 /// Whether `e` is a host IR Allreduce, Reduce or ReduceScatter.
 bool isReducingCommunication(const Expr &e);
+
+/// The attribute (`padded=true`) of a host IR Communication on the padded
+/// buffers of an uneven device split (docs/semantics.md, Padded
+/// collectives): every member's buffer is its ceilDiv chunk, padding slots
+/// included, moved slot for slot. Read by isPaddedCommunication, the one
+/// place the readers' attrs, the checker and the plan builder agree on.
+inline constexpr const char *kPaddedAttr = "padded";
+bool isPaddedCommunication(const Expr &e);
+/// The attribute (`op=max`) naming a reducing Communication's operator with
+/// a reduction's spelling (add, mul, max, min); none: a sum (nvFuser's).
+inline constexpr const char *kCommunicationOpAttr = "op";
 /// Whether `e` reduces over an axis (reduction, matmul, linear, a reducing
 /// host IR communication).
 bool isReductionOp(const Expr &e);

@@ -333,7 +333,8 @@ TEST(Checker, PaddedGatherOverWrongTeamsIsRefuted) {
   ASSERT_EQ(o.kind, Outcome::Kind::Refuted);
   EXPECT_NE(o.counterexample->message.find("in its padded buffer"), std::string::npos)
       << o.counterexample->message;
-  // A padded lowering nvFuser would run is not modelled.
+  // A compiler's collective with shardcheck's own unpad copy is not one a
+  // compiler runs (its padded collectives run slot for slot).
   EXPECT_EQ(ec.checkLowering(l, /*compilerLowering=*/true).kind, Outcome::Kind::Unsupported);
 }
 

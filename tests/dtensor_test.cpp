@@ -349,6 +349,24 @@ TEST(DTensorInput, CheckShardingReadsADTensorDocumentAndNamesTheStep) {
       << run.out;
 }
 
+TEST(DTensorInput, APaddedCollectiveOverTheWrongGroupsIsRefutedAtItsStep) {
+  // DTensor's padded all_gather of uneven rows (hand-edited: over the other
+  // mesh dim's groups): refuted as DTensor's own collective, at step 0, with
+  // the device, the global index and the slot; a padded gather over the
+  // right groups (the next step) confirmed.
+  std::string file =
+      std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/dtensor/hw_2d_s0s0_uneven_wrong_groups.json";
+  auto run = shardcheck::testing::checkShardingTool({file});
+  EXPECT_EQ(run.status, 1);
+  EXPECT_NE(
+      run.out.find("host IR Communication 0, Allgather+pad over teams (0 2)(1 3), is refuted"),
+      std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("counterexample: device "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("'s padded buffer, which does not hold it there"), std::string::npos)
+      << run.out;
+}
+
 TEST(DTensorInput, CheckShardingSetsBothPlansBytesPerRankSideBySide) {
   // [Shard(0), Shard(0)] -> [Replicate(), Shard(0)] of [8, 4] on 2x2:
   // DTensor all-gathers on both mesh dims (96 bytes per rank); shardcheck's
