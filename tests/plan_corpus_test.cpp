@@ -223,7 +223,7 @@ const std::map<std::string, std::array<int, 5>> kRemeshedPerFile = {
 
 /// The totals of kRemeshedPerFile per n (1, 2, 3, 4, 8), stated separately so
 /// that the per-n floors are visible and a table edit must agree with them.
-constexpr std::array<int, 5> kRemeshedTotals = {54, 54, 54, 55, 55};
+constexpr std::array<int, 5> kRemeshedTotals = {54, 55, 54, 55, 55};
 /// The total of kPlannedPerFile.
 constexpr int kPlannedTotal = 99;
 
