@@ -162,8 +162,9 @@ TEST(Ring, RandomRingCrossCheck) {
     ++seen[v.result];
     EXPECT_EQ(v.result, want) << "case " << i << ": " << text << "\n"
                               << (v.counterexample ? v.counterexample->message : v.reason);
-    if (v.result == EdgeResult::Proved)
+    if (v.result == EdgeResult::Proved) {
       EXPECT_EQ(v.compiler->result, CompilerResult::Confirmed);
+    }
   }
   EXPECT_GT(seen[EdgeResult::Proved], 50);
   EXPECT_GT(seen[EdgeResult::Refuted], 50);
