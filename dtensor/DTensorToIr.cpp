@@ -7,6 +7,7 @@
 // check anything.
 #include "dtensor/DTensorToIr.h"
 
+#include "ir/ElementTypes.h"
 #include "ir/FusionBuilder.h"
 
 #include <algorithm>
@@ -353,9 +354,10 @@ bool shardsOn(const Layout &l, int64_t k) {
 /// `to` does not are reduced. Partial axes `to` has and `from` does not
 /// (DTensor's Replicate -> Partial, a local rewrite of the values) are
 /// kept in it: transitionTo builds them after the edge. Rejects a changed
-/// reduce op, and a new partial on a mesh dim `from` shards unless DTensor
-/// goes through Replicate there (`viaReplicate`).
-Layout afterReduction(const Layout &from, Layout to, const Placements &toPs,
+/// reduce op, a new partial on a mesh dim `from` shards unless DTensor
+/// goes through Replicate there (`viaReplicate`), and sum and avg partials
+/// of an integer tensor reduced at once (below).
+Layout afterReduction(const DTensorCase &c, const Layout &from, Layout to, const Placements &toPs,
                       bool viaReplicate = false) {
   for (const auto &[k, op] : to.partial) {
     auto it = from.partial.find(k);
@@ -364,15 +366,23 @@ Layout afterReduction(const Layout &from, Layout to, const Placements &toPs,
     if (it != from.partial.end() && it->second != op)
       rejectReduceOpChange(toPs.perMeshDim[k], k, it->second);
   }
-  std::set<std::string> ops; // By reduction: sum and avg partials reduce together.
+  std::set<std::string> ops, reduceOps; // By reduction: sum and avg reduce as one sum.
   for (const auto &[k, op] : from.partial)
     if (!to.partial.count(k)) {
       to.reduced.insert(k);
       ops.insert(reductionOf(op).first);
+      reduceOps.insert(op);
     }
   if (ops.size() > 1)
     unmapped("partial mesh dims with different reduce ops reduced at once: no one reduction "
              "expresses it",
+             toPs.loc);
+  // The sum of truncated means is not the truncated mean of the sum: on
+  // integers the value depends on the order DTensor reduces them in.
+  if (reduceOps.size() > 1 && isIntegralDtype(dataTypeOf(c.dtype)))
+    unmapped("sum and avg partials of an integer tensor (" + c.dtype +
+                 ") reduced at once: NCCL truncates each average, so the value depends on the "
+                 "order of the reductions; reduce them in separate redistributes",
              toPs.loc);
   return to;
 }
@@ -474,7 +484,7 @@ Fusion transitionFusion(const DTensorCase &c) {
   fb.fusion().kind = BlockKind::Kernel;
   fb.fusion().loc = c.loc;
   Layout from = layoutOf(c, c.source);
-  Layout to = afterReduction(from, layoutOf(c, c.target), c.target, plansByGraph(c));
+  Layout to = afterReduction(c, from, layoutOf(c, c.target), c.target, plansByGraph(c));
   TensorMaker make(fb, c);
   TensorNum in = make.make(from, c.source.loc);
   transitionTo(fb, make, in, from, to, c.target.loc);
@@ -674,7 +684,7 @@ public:
     // DTensor's steps must end in the target's sharding: the data the last
     // step leaves is what the target's placements declare, else this edge
     // needs communication and says so.
-    Layout target = afterReduction(layout, layoutOf(c_, c_.target), c_.target);
+    Layout target = afterReduction(c_, layout, layoutOf(c_, c_.target), c_.target);
     if (target.order != layout.order || target.partial != layout.partial || !target.reduced.empty())
       transitionTo(fb_, make_, t, layout, target, c_.target.loc);
     return fb_.take();
