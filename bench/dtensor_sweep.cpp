@@ -1,7 +1,7 @@
 // The DTensor placement sweep (issue 18, docs/dtensor.md): every pair of
-// placements (Replicate, Shard(0), Shard(1), Partial(sum) per mesh dim) of a
-// 2-D tensor on the meshes 4, 2x2, 4x2 and 2x2x2, at an even and an uneven
-// size, written as DTensor documents and read through dtensor/ as
+// placements (Replicate, Shard(0), Shard(1), Partial(sum), Partial(avg) per
+// mesh dim) of a 2-D tensor on the meshes 4, 2x2, 4x2 and 2x2x2, at an even
+// and an uneven size, written as DTensor documents and read through dtensor/ as
 // check-sharding reads them, the transition checked as an edge, a plan built
 // where it is proved, and the plan run on the sim backend against the
 // unsharded reference. Beside it, DTensor's own plan for the pair (the model
@@ -48,8 +48,8 @@ using namespace shardcheck;
 
 namespace {
 
-const std::vector<std::string> kPlacements = {"Replicate()", "Shard(0)", "Shard(1)",
-                                              "Partial(sum)"};
+const std::vector<std::string> kPlacements = {"Replicate()", "Shard(0)", "Shard(1)", "Partial(sum)",
+                                              "Partial(avg)"};
 
 struct Tally {
   int pairs = 0, rejected = 0, none = 0, collective = 0, planned = 0, matched = 0;

@@ -7,6 +7,7 @@
 // check anything.
 #include "dtensor/DTensorToIr.h"
 
+#include "ir/ElementTypes.h"
 #include "ir/FusionBuilder.h"
 
 #include <algorithm>
@@ -169,9 +170,10 @@ Layout layoutOf(const DTensorCase &c, const Placements &ps) {
     const Placement &p = ps.perMeshDim[k];
     if (p.isShard() && (p.dim < 0 || p.dim >= static_cast<int64_t>(c.shape.size())))
       unmapped(p.spelling + ": the tensor has " + std::to_string(c.shape.size()) + " dims", p.loc);
-    if (p.isPartial() && p.reduceOp != "sum" && p.reduceOp != "max" && p.reduceOp != "min")
-      unmapped(p.spelling + " has no faithful IR mapping: the IR's reductions are sum, max, "
-                            "min and prod, and an average is a sum divided after the reduction",
+    if (p.isPartial() && p.reduceOp != "sum" && p.reduceOp != "avg" && p.reduceOp != "max" &&
+        p.reduceOp != "min")
+      unmapped(p.spelling + " has no faithful IR mapping: the mapping covers the reduce ops "
+                            "sum, avg, max and min",
                p.loc);
     if (p.isPartial())
       l.partial[k] = p.reduceOp;
@@ -181,7 +183,8 @@ Layout layoutOf(const DTensorCase &c, const Placements &ps) {
   return l;
 }
 
-/// The nvFuser reduction op and its identity for a DTensor reduce op.
+/// The nvFuser reduction op and its identity for a DTensor reduce op (an
+/// average reduces as a sum, then divides: averagedAfter).
 std::pair<std::string, std::string> reductionOf(const std::string &reduceOp) {
   if (reduceOp == "max")
     return {"max", "float(-inf)"};
@@ -312,9 +315,15 @@ void transitionExpr(FusionBuilder &fb, TensorNum in, TensorNum out, const Layout
            to.loc);
 }
 
+/// A change of reduce op on one mesh dim: DTensor 2.11 issues no collective
+/// for it (redistribute_local_tensor's "partial -> partial no op" branch
+/// keeps every rank's value), so the value it stands for changes (avg to
+/// sum: n times the mean); no value-preserving edge expresses it.
 [[noreturn]] void rejectReduceOpChange(const Placement &to, int64_t k, const std::string &was) {
   unmapped("a change of reduce op on mesh dim " + std::to_string(k) + " (" + was + " to " +
-               to.reduceOp + ") is not a redistribute",
+               to.reduceOp +
+               ") is not a redistribute: DTensor keeps every rank's local value, so the "
+               "tensor's value changes",
            to.loc);
 }
 
@@ -345,9 +354,10 @@ bool shardsOn(const Layout &l, int64_t k) {
 /// `to` does not are reduced. Partial axes `to` has and `from` does not
 /// (DTensor's Replicate -> Partial, a local rewrite of the values) are
 /// kept in it: transitionTo builds them after the edge. Rejects a changed
-/// reduce op, and a new partial on a mesh dim `from` shards unless DTensor
-/// goes through Replicate there (`viaReplicate`).
-Layout afterReduction(const Layout &from, Layout to, const Placements &toPs,
+/// reduce op, a new partial on a mesh dim `from` shards unless DTensor
+/// goes through Replicate there (`viaReplicate`), and sum and avg partials
+/// of an integer tensor reduced at once (below).
+Layout afterReduction(const DTensorCase &c, const Layout &from, Layout to, const Placements &toPs,
                       bool viaReplicate = false) {
   for (const auto &[k, op] : to.partial) {
     auto it = from.partial.find(k);
@@ -356,15 +366,23 @@ Layout afterReduction(const Layout &from, Layout to, const Placements &toPs,
     if (it != from.partial.end() && it->second != op)
       rejectReduceOpChange(toPs.perMeshDim[k], k, it->second);
   }
-  std::set<std::string> ops;
+  std::set<std::string> ops, reduceOps; // By reduction: sum and avg reduce as one sum.
   for (const auto &[k, op] : from.partial)
     if (!to.partial.count(k)) {
       to.reduced.insert(k);
-      ops.insert(op);
+      ops.insert(reductionOf(op).first);
+      reduceOps.insert(op);
     }
   if (ops.size() > 1)
     unmapped("partial mesh dims with different reduce ops reduced at once: no one reduction "
              "expresses it",
+             toPs.loc);
+  // The sum of truncated means is not the truncated mean of the sum: on
+  // integers the value depends on the order DTensor reduces them in.
+  if (reduceOps.size() > 1 && isIntegralDtype(dataTypeOf(c.dtype)))
+    unmapped("sum and avg partials of an integer tensor (" + c.dtype +
+                 ") reduced at once: NCCL truncates each average, so the value depends on the "
+                 "order of the reductions; reduce them in separate redistributes",
              toPs.loc);
   return to;
 }
@@ -378,34 +396,64 @@ std::map<int64_t, std::string> newPartials(const Layout &from, const Layout &to)
   return fresh;
 }
 
+/// The product of the sizes of the mesh dims of `ops` whose reduce op is
+/// `op` (1 when none).
+int64_t sizeOfDimsWith(const TensorMaker &make, const std::map<int64_t, std::string> &ops,
+                       const std::string &op) {
+  int64_t product = 1;
+  for (const auto &[k, o] : ops)
+    if (o == op)
+      product *= make.meshDimSize(k);
+  return product;
+}
+
+/// `in` / `divisor` elementwise into a tensor sharded as `l` (a local edge),
+/// or `in` itself when the divisor is 1: the division of a sum's partition
+/// and of an average's reduction. On an integer dtype the IR's `/`
+/// truncates, as NCCL's average of integers (a sum, then a division) does.
+TensorNum divided(FusionBuilder &fb, TensorMaker &make, TensorNum in, const Layout &l,
+                  int64_t divisor, const SourceLoc &loc) {
+  if (divisor == 1)
+    return in;
+  TensorNum out = make.make(l, loc);
+  fb.expr(OpKind::Binary, "/", {in}, out);
+  fb.fusion().exprs.back().inputs.push_back(
+      Operand::ofScalar("double(" + std::to_string(divisor) + ")"));
+  locateLastExpr(fb, loc);
+  return out;
+}
+
+/// An average's reduction: `sum` (sharded as `l`, `from`'s partial axes in
+/// `l.reduced` reduced, an avg one as a sum) divided by the product of the
+/// sizes of the avg mesh dims reduced, into `l` without the reduced axes:
+/// Partial(avg)'s value is the mean of the ranks' values. `sum` itself
+/// when no avg mesh dim is reduced.
+TensorNum averagedAfter(FusionBuilder &fb, TensorMaker &make, TensorNum sum, const Layout &from,
+                        Layout l, const SourceLoc &loc) {
+  std::map<int64_t, std::string> reducedOps;
+  for (int64_t k : l.reduced)
+    reducedOps[k] = from.partial.at(k);
+  l.reduced.clear();
+  return divided(fb, make, sum, l, sizeOfDimsWith(make, reducedOps, "avg"), loc);
+}
+
 /// DTensor's Replicate -> Partial (Partial._partition_value): every rank
 /// of the mesh dim keeps the replicated value, divided by the mesh dim's
-/// size for a sum (max and min keep it), so that reducing gives it back.
-/// In the IR: `broadcast` of `in` (sharded as `to` without the new partial
-/// axes) into the new unreduced axes, on their DIDs, then `/` by the
-/// product of the sum dims' sizes. Both are local: each device writes its
-/// own index of the new axis from the value it holds.
+/// size for a sum (avg, max and min keep it), so that reducing gives it
+/// back. In the IR: `broadcast` of `in` (sharded as `to` without the new
+/// partial axes) into the new unreduced axes, on their DIDs, then `/` by
+/// the product of the sum dims' sizes. Both are local: each device writes
+/// its own index of the new axis from the value it holds.
 TensorNum partition(FusionBuilder &fb, TensorMaker &make, TensorNum in, const Layout &to,
                     const std::map<int64_t, std::string> &fresh, const SourceLoc &loc) {
   std::vector<bool> flags;
   for (const auto &[k, _] : to.partial)
     flags.push_back(fresh.count(k) > 0);
   flags.resize(flags.size() + make.tensorDims(), false);
-  int64_t divisor = 1;
-  for (const auto &[k, op] : fresh)
-    if (op == "sum")
-      divisor *= make.meshDimSize(k);
   TensorNum spread = make.make(to, loc);
   fb.expr(OpKind::Broadcast, "broadcast", {in}, spread, flags);
   locateLastExpr(fb, loc);
-  if (divisor == 1)
-    return spread;
-  TensorNum out = make.make(to, loc);
-  fb.expr(OpKind::Binary, "/", {spread}, out);
-  fb.fusion().exprs.back().inputs.push_back(
-      Operand::ofScalar("double(" + std::to_string(divisor) + ")"));
-  locateLastExpr(fb, loc);
-  return out;
+  return divided(fb, make, spread, to, sizeOfDimsWith(make, fresh, "sum"), loc);
 }
 
 /// `in` (sharded as `from`) -> a tensor sharded as `to` (afterReduction's
@@ -422,6 +470,7 @@ TensorNum transitionTo(FusionBuilder &fb, TensorMaker &make, TensorNum in, const
       !moved.reduced.empty() || from.rankMajor) {
     t = make.make(moved, loc);
     transitionExpr(fb, in, t, from, moved, loc);
+    t = averagedAfter(fb, make, t, from, moved, loc);
   }
   if (fresh.empty())
     return t;
@@ -435,7 +484,7 @@ Fusion transitionFusion(const DTensorCase &c) {
   fb.fusion().kind = BlockKind::Kernel;
   fb.fusion().loc = c.loc;
   Layout from = layoutOf(c, c.source);
-  Layout to = afterReduction(from, layoutOf(c, c.target), c.target, plansByGraph(c));
+  Layout to = afterReduction(c, from, layoutOf(c, c.target), c.target, plansByGraph(c));
   TensorMaker make(fb, c);
   TensorNum in = make.make(from, c.source.loc);
   transitionTo(fb, make, in, from, to, c.target.loc);
@@ -635,7 +684,7 @@ public:
     // DTensor's steps must end in the target's sharding: the data the last
     // step leaves is what the target's placements declare, else this edge
     // needs communication and says so.
-    Layout target = afterReduction(layout, layoutOf(c_, c_.target), c_.target);
+    Layout target = afterReduction(c_, layout, layoutOf(c_, c_.target), c_.target);
     if (target.order != layout.order || target.partial != layout.partial || !target.reduced.empty())
       transitionTo(fb_, make_, t, layout, target, c_.target.loc);
     return fb_.take();
@@ -713,7 +762,8 @@ TensorNum StepChain::communication(CollectiveType type, TensorNum in, const Layo
   fb_.expr(OpKind::Communication, collectiveTypeName(type), {in}, t);
   Expr &e = fb_.fusion().exprs.back();
   // DTensor's collective on its padded chunks (the mapped buffers' slots,
-  // padding included); a reduce op other than a sum is named.
+  // padding included); a reduce op other than a sum is named. An average
+  // (NCCL's ncclAvg) is its sum here, divided after it (averagedAfter).
   if (padded)
     e.attrs.emplace_back(kPaddedAttr, "true");
   if (isReductionCollective(type) && (coll.reduceOp == "max" || coll.reduceOp == "min"))
@@ -747,7 +797,8 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
     requireRecordedCounts(c_, coll, [&](int64_t r) {
       return std::pair{localCount(c_, from, r), localCount(c_, to, r)};
     });
-    return communication(*type, in, to, coll, /*padded=*/false);
+    TensorNum sum = communication(*type, in, to, coll, /*padded=*/false);
+    return averagedAfter(fb_, make_, sum, from, to, coll.loc);
   }
   if (*type == CollectiveType::ReduceScatter && s.from.isPartial() && s.to.isShard() &&
       coll.reduceOp == s.from.reduceOp && innermostOf(to, s.to.dim, k)) {
@@ -761,7 +812,8 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
     if (!recordedChunks(coll, n, to, {s.to.dim}, padded, /*gathers=*/false))
       return std::nullopt;
     TensorNum pre = localSet(in, packed, coll.loc);
-    return communication(*type, pre, to, coll, padded);
+    TensorNum sum = communication(*type, pre, to, coll, padded);
+    return averagedAfter(fb_, make_, sum, from, to, coll.loc);
   }
   if (*type == CollectiveType::AllToAll && s.from.isShard() && s.to.isShard()) {
     int64_t a = s.from.dim, b = s.to.dim;

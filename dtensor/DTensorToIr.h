@@ -5,16 +5,20 @@
 //   [0] the transition: T0 (source placements) -> T1 (target placements),
 //       a copy (`LoadStore`, which nvFuser would not lower, so no nvFuser
 //       verdict is attached), or a `reduction` when partial mesh dims are
-//       reduced; a target partial on a mesh dim the source replicates
-//       (DTensor's Replicate -> Partial, Partial._partition_value) is then
-//       written locally: a `broadcast` into the new unreduced axis and, for
-//       a sum, a `/` by the mesh dim's size (a local step of [1] too);
+//       reduced (for Partial(avg) a sum, then a `/` by the sizes of the avg
+//       mesh dims reduced); a target partial on a mesh dim the source
+//       replicates (DTensor's Replicate -> Partial,
+//       Partial._partition_value) is then written locally: a `broadcast`
+//       into the new unreduced axis and, for a sum, a `/` by the mesh dim's
+//       size (avg, max and min keep the value; a local step of [1] too);
 //   [1] DTensor's own steps (when the document records them), a host IR
 //       program: each step that issued a collective is a `Communication`
 //       (DTensor's kind, and the group of the mesh's first device as its
 //       team, standing for every parallel group), between temporaries laid
 //       out the way DTensor packs its flat buffers (rank-major), followed by
-//       a local copy into the step's placement; a local step is a copy.
+//       a local copy into the step's placement; a local step is a copy. An
+//       avg collective (NCCL's ncclAvg) is the sum Communication, then the
+//       local `/` by the mesh dim's size.
 //       Recorded buffer sizes must be the mapped buffers' (else rejected).
 // Expressions and tensors are located at the JSON values they come from
 // (the step, the collective, the placements), so a verdict or
@@ -25,11 +29,12 @@
 // chain of outer splits of logical axis d, the outer part of split j on the
 // DID of kj; Replicate() is no DID; Partial(op) on mesh dim k is an extra
 // logical axis of extent |k| on the DID of k that a reduction (op add, max,
-// min) removes.
+// min; add then `/` |k| for avg) removes.
 //
 // Rejected with a located InputError (`dtensor-unmapped`), never guessed:
-// Partial(avg) (the IR's reductions are sum, max, min, prod), a change of
-// reduce op, Shard -> Partial (DTensor refuses it too, except through
+// a reduce op other than sum, avg, max and min, a change of reduce op (DTensor
+// keeps the local values: the tensor's value changes), max or min partials
+// reduced at once with another op, Shard -> Partial (DTensor refuses it too, except through
 // Replicate in its graph-based planner, which the mapping follows), nested
 // shards whose outer levels do not divide (DTensor chunks each level by its
 // local size, nvFuser splits by the global ceiling), a `_StridedShard` whose split factor is not

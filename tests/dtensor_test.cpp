@@ -113,9 +113,12 @@ TEST(DTensorReader, RejectsARecordedRankOutsideTheMesh) {
 
 TEST(DTensorToIr, RejectsPlacementsWithoutFaithfulMapping) {
   using Error = std::pair<std::string, int>;
-  // An average is a sum divided afterwards: no IR reduction.
-  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Partial(avg)\"]", "[\"R\"]")),
+  // A reduce op the mapping does not cover (product), and a change of
+  // reduce op (DTensor keeps the local values: the tensor's value changes).
+  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Partial(product)\"]", "[\"R\"]")),
             (Error{"dtensor-unmapped", 4}));
+  EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Partial(avg)\"]", "[\"Partial(sum)\"]")),
+            (Error{"dtensor-unmapped", 5}));
   // Nested shards with an uneven outer level: DTensor chunks by local size.
   EXPECT_EQ(errorOf(document("[2, 2]", "[0, 1, 2, 3]", "[5]", "[\"Shard(0)\", \"Shard(0)\"]",
                              "[\"R\", \"R\"]")),
@@ -204,6 +207,50 @@ TEST(DTensorToIr, ReplicateToPartialIsDTensorsLocalPartition) {
                                          "[\"_StridedShard(0, split_factor=2)\", \"Shard(0)\"]",
                                          "[\"Partial(sum)\", \"R\"]"));
   EXPECT_EQ(strided.exprs.back().op, "/");
+}
+
+TEST(DTensorToIr, AnAverageIsASumDividedAfterItsReduction) {
+  // Partial(avg)'s value is the mean of the ranks' values: the reduction
+  // sums, then `/` by the mesh dim's size; Replicate -> Partial(avg) keeps
+  // the value (Partial._partition_value), a broadcast only.
+  Fusion toR =
+      transitionOf(document("[4]", "[0, 1, 2, 3]", "[8]", "[\"Partial(avg)\"]", "[\"R\"]"));
+  ASSERT_EQ(toR.exprs.size(), 2u);
+  EXPECT_EQ(toR.exprs[0].attr("op"), "add");
+  EXPECT_EQ(toR.exprs[1].op, "/");
+  EXPECT_EQ(toR.exprs[1].inputs.at(1).scalar, "double(4)");
+  Fusion fromR =
+      transitionOf(document("[4]", "[0, 1, 2, 3]", "[8]", "[\"R\"]", "[\"Partial(avg)\"]"));
+  ASSERT_EQ(fromR.exprs.size(), 1u);
+  EXPECT_EQ(fromR.exprs[0].kind, OpKind::Broadcast);
+  // A sum and an average reduced at once: one sum, divided by the avg
+  // mesh dim's size (mesh dim 1, of 4) only.
+  Fusion mixed = transitionOf(document("[2, 4]", "[0, 1, 2, 3, 4, 5, 6, 7]", "[8]",
+                                       "[\"Partial(sum)\", \"Partial(avg)\"]", "[\"R\", \"R\"]"));
+  ASSERT_EQ(mixed.exprs.size(), 2u);
+  EXPECT_EQ(mixed.exprs[1].inputs.at(1).scalar, "double(4)");
+  // Not on integers: NCCL truncates each average, so the order matters.
+  EXPECT_EQ(errorOf(document("[2, 4]", "[0, 1, 2, 3, 4, 5, 6, 7]", "[8], \"dtype\": \"int64\"",
+                             "[\"Partial(sum)\", \"Partial(avg)\"]", "[\"R\", \"R\"]")),
+            (std::pair<std::string, int>{"dtensor-unmapped", 5}));
+  // Each is checked, planned and run on sim to a match.
+  for (const char *dst : {"[\"R\"]", "[\"Shard(0)\"]"}) {
+    SCOPED_TRACE(dst);
+    Document doc =
+        readInputDocument(document("[4]", "[0, 1, 2, 3]", "[6]", "[\"Partial(avg)\"]", dst),
+                          "case.json")
+            .doc;
+    DocumentOptions options;
+    options.plan = PlanOptions{0, PlanRequest::Lowerings::Checker, ""};
+    FusionReport r = checkDocument(doc, options).fusions.at(0);
+    ASSERT_TRUE(r.plan);
+    auto bindings = satisfyingBindings(*r.plan, {});
+    ASSERT_TRUE(bindings);
+    SimBackend sim;
+    RunOptions run;
+    run.symbols = *bindings;
+    EXPECT_TRUE(runPlan(*r.plan, run, sim).matches());
+  }
 }
 
 TEST(DTensorToIr, NestedUnevenRejectionShowsBothChunkings) {

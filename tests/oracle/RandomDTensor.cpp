@@ -41,7 +41,8 @@ std::vector<int64_t> drawMesh(Draw &d) {
   return mesh;
 }
 
-const char *const kPartials[] = {"Partial(sum)", "Partial(max)", "Partial(min)"};
+const char *const kPartials[] = {"Partial(sum)", "Partial(max)", "Partial(min)", "Partial(avg)"};
+constexpr int64_t kPartialCount = sizeof kPartials / sizeof kPartials[0];
 
 std::string drawPlacement(Draw &d, int64_t tensorDims) {
   switch (d.below(3)) {
@@ -50,7 +51,7 @@ std::string drawPlacement(Draw &d, int64_t tensorDims) {
   case 1:
     return "Shard(" + std::to_string(d.below(tensorDims)) + ")";
   default:
-    return kPartials[d.below(3)];
+    return kPartials[d.below(kPartialCount)];
   }
 }
 
@@ -81,7 +82,7 @@ std::string drawDocument(uint64_t seed) {
   // split reduction, checker/Planner.h): drawn last, so that the documents
   // of the other seeds stay as they were.
   if (mesh.size() > 1 && d.percent(20)) {
-    std::string op = kPartials[d.below(3)];
+    std::string op = kPartials[d.below(kPartialCount)];
     for (size_t k = 0; k < mesh.size(); ++k) {
       src[k] = op;
       if (dst[k].rfind("Partial", 0) == 0 && dst[k] != op)

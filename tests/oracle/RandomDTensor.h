@@ -2,7 +2,7 @@
 // (tests/oracle/Oracle.h): a document in docs/dtensor.md's format (a random
 // mesh of 1 to 3 dims and up to 8 devices, ids sometimes permuted; a tensor
 // of 1 to 3 dims, sizes 1 to 9, even or not; random source and target
-// placements: Replicate, Shard(d), Partial(sum|max|min); on a fifth of the
+// placements: Replicate, Shard(d), Partial(sum|max|min|avg); on a fifth of the
 // meshes of several dims, one partial op on every source mesh dim, so that
 // the planner's split reductions are exercised), read and mapped to
 // the IR by dtensor/ as check-sharding maps it. The oracle then runs:
