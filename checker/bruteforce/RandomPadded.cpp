@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 namespace shardcheck::bruteforce {
 
@@ -32,6 +33,15 @@ enum class Shape { Allgather, ReduceScatter, Allreduce, AllToAll, SendRecv };
 
 constexpr const char *kShapeNames[] = {"Allgather", "ReduceScatter", "Allreduce", "AllToAll",
                                        "SendRecv"};
+
+/// Each shape's collective, and the one a wrong-kind draw puts in its place
+/// (its count rule cannot fit the shape's padded counts).
+constexpr std::pair<CommKind, CommKind> kShapeKinds[] = {
+    {CommKind::Allgather, CommKind::AllToAll},
+    {CommKind::ReduceScatter, CommKind::Allreduce},
+    {CommKind::Allreduce, CommKind::ReduceScatter},
+    {CommKind::AllToAll, CommKind::Allgather},
+    {CommKind::SendRecv, CommKind::SendRecv}};
 
 int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -91,9 +101,10 @@ private:
 void PaddedBuilder::drawMesh(Shape shape) {
   std::vector<std::vector<int64_t>> shapes{{2}, {3}, {4}, {2, 2}, {2, 3}, {3, 2}, {2, 4}, {4, 2}};
   // SendRecv moves between two 1-D meshes of n devices each (at most 8).
-  std::vector<int64_t> s = shape == Shape::SendRecv ? std::vector<int64_t>{rand_.between(2, 4)}
-                                                    : rand_.pick(shapes);
-  std::vector<int64_t> devices(std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>()));
+  std::vector<int64_t> s =
+      shape == Shape::SendRecv ? std::vector<int64_t>{rand_.between(2, 4)} : rand_.pick(shapes);
+  std::vector<int64_t> devices(
+      std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>()));
   std::iota(devices.begin(), devices.end(), 0);
   if (rand_.percent(30))
     rand_.shuffle(devices);
@@ -108,6 +119,15 @@ bool PaddedBuilder::applicable(Shape shape, PaddedDraw draw) const {
   case PaddedDraw::Right:
   case PaddedDraw::WrongTeam: // n >= 2: a reversed team moves chunk 0 elsewhere.
     return true;
+  case PaddedDraw::MissingPad: // Some split does not divide: the buffers have padding.
+    switch (shape) {
+    case Shape::Allreduce:
+      return e_ % (twoD() ? otherSize() : pad_) != 0;
+    case Shape::AllToAll:
+      return a_ % n_ != 0 || e_ % n_ != 0;
+    default:
+      return e_ % n_ != 0;
+    }
   case PaddedDraw::WrongShape: // Needs a padded split to mis-pad.
   case PaddedDraw::WrongKind:  // The kinds swapped have other count rules.
     return shape != Shape::SendRecv &&
@@ -131,7 +151,7 @@ bool PaddedBuilder::applicable(Shape shape, PaddedDraw draw) const {
 PaddedDraw PaddedBuilder::drawMutation(Shape shape) {
   if (rand_.percent(40))
     return PaddedDraw::Right;
-  auto draw = static_cast<PaddedDraw>(rand_.between(1, 4));
+  auto draw = static_cast<PaddedDraw>(rand_.between(1, 5));
   return applicable(shape, draw) ? draw : PaddedDraw::WrongTeam;
 }
 
@@ -279,7 +299,8 @@ void PaddedBuilder::addCommunication() {
   CollectiveType type = *collectiveOfCommKind(lowering_.kind);
   b_.expr(OpKind::Communication, collectiveTypeName(type), {p_}, c_);
   Expr &e = b_.fusion().exprs.back();
-  e.attrs.emplace_back(kPaddedAttr, "true");
+  if (lowering_.padded)
+    e.attrs.emplace_back(kPaddedAttr, "true");
   CommunicationInfo info;
   info.type = type;
   const Team &first = lowering_.teams.at(0);
@@ -298,35 +319,35 @@ RandomPaddedCase PaddedBuilder::build() {
   e_ = rand_.between(1, 7);
   pad_ = rand_.between(2, 3);
   draw_ = drawMutation(shape);
-  const bool wrongKind = draw_ == PaddedDraw::WrongKind;
   switch (shape) {
   case Shape::Allgather:
     allgather();
-    setLowering(wrongKind ? CommKind::AllToAll : CommKind::Allgather);
     break;
   case Shape::ReduceScatter:
     reduceScatter();
-    setLowering(wrongKind ? CommKind::Allreduce : CommKind::ReduceScatter);
     break;
   case Shape::Allreduce:
     allreduce();
-    setLowering(wrongKind ? CommKind::ReduceScatter : CommKind::Allreduce);
     break;
   case Shape::AllToAll:
     allToAll();
-    setLowering(wrongKind ? CommKind::Allgather : CommKind::AllToAll);
     break;
   case Shape::SendRecv:
-    sendRecv();
+    sendRecv(); // Its pairs are its own.
     break;
   }
+  const auto &[kind, wrongKind] = kShapeKinds[static_cast<int>(shape)];
+  if (shape != Shape::SendRecv)
+    setLowering(draw_ == PaddedDraw::WrongKind ? wrongKind : kind);
+  if (draw_ == PaddedDraw::MissingPad)
+    lowering_.padded = false;
   addCommunication();
   RandomPaddedCase r;
   r.edge = b_.edge(p_, c_);
   r.lowering = lowering_;
   r.draw = draw_;
-  r.description = std::string(kShapeNames[static_cast<int>(shape)]) + " edge, " +
-                  lowering_.str() + " on " + mesh_->str() + " axis " + std::to_string(axis_) +
+  r.description = std::string(kShapeNames[static_cast<int>(shape)]) + " edge, " + lowering_.str() +
+                  " on " + mesh_->str() + " axis " + std::to_string(axis_) +
                   ", A=" + std::to_string(a_) + " E=" + std::to_string(e_) +
                   (shape == Shape::Allreduce && !twoD() ? " pad " + std::to_string(pad_) : "") +
                   ", " + paddedDrawName(draw_) + ": " + b_.fusion().tensorStr(p_) + " -> " +

@@ -17,7 +17,10 @@
 // A drawn case is right, or wrong in exactly one way that makes it wrong by
 // construction (the comment of each says why): the team order, the padded
 // shape (a pad factor whose padded count differs), the collective kind, or
-// the slots (the rank-major order broken by a permuted layout).
+// the slots (the rank-major order broken by a permuted layout). A
+// `missing-pad` case is a right one with `padded` cleared: an equal-size
+// collective on padded buffers, which docs/semantics.md leaves unsupported
+// (never proved); it may move the right data, so it is no wrong case.
 //
 // It does not check anything (both the SMT checker and the brute force
 // judge the cases) and shares no code with either; it only builds fusions
@@ -39,7 +42,8 @@ namespace shardcheck::bruteforce {
   X(WrongTeam, "wrong-team")                                                                       \
   X(WrongShape, "wrong-shape")                                                                     \
   X(WrongKind, "wrong-kind")                                                                       \
-  X(WrongSlots, "wrong-slots")
+  X(WrongSlots, "wrong-slots")                                                                     \
+  X(MissingPad, "missing-pad")
 
 enum class PaddedDraw {
 #define SC_PADDED_DRAW_ENUM(name, spelling) name,
