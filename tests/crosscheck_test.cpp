@@ -9,6 +9,9 @@
 // agreement with a proof. The random sweep covers 10,000 edges in 20 shards
 // (ctest runs them in parallel), each edge's local verdict and three of its
 // candidate lowerings; SHARDCHECK_QUICK=1 (the sanitizer run) takes a tenth.
+// Compiler padded Communications (checker/bruteforce/RandomPadded.h) are
+// compared per edge too, right and wrong, and the corpus's DTensor documents
+// with the corpus.
 #include "checker/CheckDocument.h"
 #include "checker/Checker.h"
 #include "checker/EdgeChecker.h"
