@@ -979,11 +979,14 @@ Outcome EdgeChecker::checkLowering(const Lowering &lowering, bool compilerLoweri
     if (std::string uneven = unevenness(); !uneven.empty() && !lowering.padded)
       return Outcome::unsupported(uneven + "; equal-size collectives cannot move it");
     // A padded collective whose every query asks for an element at its slot
-    // (checkPaddedSlots, checkBufferSum) may read and write padded layouts.
+    // (checkPaddedSlots, checkBufferSum; checkPaddedSources for Allgather
+    // with the unpad copy) may read and write padded layouts.
     const bool slotForSlot = lowering.padded && !lowering.localPermute &&
                              (!isReductionComm(lowering.kind) ||
                               lowering.reduceInput == Lowering::ReduceInput::ProducerBuffer);
-    Encoder::PaddedLayouts paddedLayouts(enc_, slotForSlot);
+    const bool unpadsGather =
+        lowering.padded && lowering.localPermute && lowering.kind == CommKind::Allgather;
+    Encoder::PaddedLayouts paddedLayouts(enc_, slotForSlot || unpadsGather);
     // Team sanity, concretely: roots present, senders hold the producer,
     // receivers hold the consumer.
     auto pDev = producerDevices(), cDev = consumerDevices();

@@ -346,15 +346,20 @@ void Encoder::requireDenseLayout(const TensorView &tv) const {
       if (t.kind != Transform::Kind::Split && t.kind != Transform::Kind::Merge)
         throw Unsupported(tv.name() + "'s layout goes through a " + transformKindName(t.kind) +
                           ", which shardcheck does not model yet");
-      if (t.kind == Transform::Kind::Split && !targets.count(t.outputs[0])) {
+      if (t.kind == Transform::Kind::Split) {
         // A split that is not a device split must divide evenly, else the
         // buffer has padding holes (allowed, for constant extents, where the
-        // caller's query is sound on them: allowPaddedSplits).
+        // caller's query is sound on them: allowPaddedSplits). With both
+        // outputs in the layout, only a constant split known not to divide
+        // is refused (a symbolic one's extents are the layout's as written).
         auto e = fusion_.id(t.inputs[0]).extent.asConstant();
         auto f = t.factor.asConstant();
         bool isDeviceSplit = fusion_.id(t.outputs[0]).isDeviceParallel();
         bool padded = paddedSplits_ && e && f && *f > 0;
-        if (!isDeviceSplit && !padded && (!e || !f || *f <= 0 || *e % *f != 0))
+        bool mayNotDivide = !e || !f || *f <= 0 || *e % *f != 0;
+        if (targets.count(t.outputs[0]))
+          mayNotDivide = e && f && *f > 0 && *e % *f != 0;
+        if (!isDeviceSplit && !padded && mayNotDivide)
           throw Unsupported(tv.name() + "'s layout splits " + fusion_.id(t.inputs[0]).str() +
                             " by " + t.factor.str() + ", which may not divide evenly");
       }

@@ -8,10 +8,13 @@
 // checker (that is the cross-check suite's job).
 #include "checker/bruteforce/BruteForce.h"
 #include "checker/bruteforce/RandomEdges.h"
+#include "dtensor/DTensorInput.h"
 #include "ir/FusionBuilder.h"
+#include "tests/TestPaths.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 namespace shardcheck::bruteforce {
@@ -779,6 +782,39 @@ TEST(RandomEdges, SlotFormulasAgreeWithForwardSimulation) {
   }
   EXPECT_GT(compared, 1000);
   EXPECT_GT(held, 50);
+}
+
+// DTensor's recorded padded ReduceScatter (corpus/dtensor/
+// rec_1d_pmax_to_s1_uneven.json, its sequence): the brute force runs it slot
+// for slot on the members' padded buffers, as a compiler's collective; in
+// the other rank order rank 0 sums the last chunk, padding, and it fails.
+TEST(BruteForcePadded, DTensorsRecordedReduceScatterRunsSlotForSlot) {
+  Document doc = dtensor::readInputDocumentFile(std::string(SHARDCHECK_SOURCE_DIR) +
+                                                "/corpus/dtensor/rec_1d_pmax_to_s1_uneven.json")
+                     .doc;
+  const Fusion &f = doc.fusions.at(1);
+  DiagnosticEngine diags;
+  auto graph = FusionGraph::build(f, diags);
+  ASSERT_TRUE(graph);
+  const FusionEdge *edge = nullptr;
+  for (const FusionEdge &e : graph->edges())
+    if (f.exprs[e.expr].kind == OpKind::Communication)
+      edge = &e;
+  ASSERT_NE(edge, nullptr);
+  const Expr &expr = f.exprs[edge->expr];
+  Lowering l;
+  l.kind = *commKindFromCollective(expr.communication->type);
+  l.padded = isPaddedCommunication(expr);
+  l.reduceInput = Lowering::ReduceInput::ProducerBuffer;
+  l.teams = {Team{expr.communication->team, std::nullopt, {}}};
+  ASSERT_EQ(l.str(), "ReduceScatter+pad over team (0 1 2 3)");
+  BruteResult right = bruteCheckLowering(f, *edge, {}, l, Issuer::Compiler);
+  EXPECT_TRUE(right.holds()) << messageOf(right);
+  Lowering reversed = l;
+  std::reverse(reversed.teams[0].devices.begin(), reversed.teams[0].devices.end());
+  BruteResult wrong = bruteCheckLowering(f, *edge, {}, reversed, Issuer::Compiler);
+  ASSERT_TRUE(wrong.fails());
+  EXPECT_NE(wrong.counterexample->message.find("sums {}"), std::string::npos) << messageOf(wrong);
 }
 
 } // namespace

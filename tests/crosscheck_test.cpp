@@ -9,6 +9,9 @@
 // agreement with a proof. The random sweep covers 10,000 edges in 20 shards
 // (ctest runs them in parallel), each edge's local verdict and three of its
 // candidate lowerings; SHARDCHECK_QUICK=1 (the sanitizer run) takes a tenth.
+// Compiler padded Communications (checker/bruteforce/RandomPadded.h) are
+// compared per edge too, right and wrong, and the corpus's DTensor documents
+// with the corpus.
 #include "checker/CheckDocument.h"
 #include "checker/Checker.h"
 #include "checker/EdgeChecker.h"
@@ -19,15 +22,19 @@
 #include "checker/bruteforce/LoopSlices.h"
 #include "checker/bruteforce/RandomEdges.h"
 #include "checker/bruteforce/RandomLoops.h"
+#include "checker/bruteforce/RandomPadded.h"
+#include "dtensor/DTensorInput.h"
 #include "ir/reader/DumpReader.h"
 #include "tests/TestPaths.h"
 
 #include "ir/RingPermute.h"
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -220,6 +227,59 @@ TEST(RandomCrossCheck, PaddedLoweringsAgreeWithBruteForce) {
             << " proved, " << refuted << " refuted), " << padded.inconclusive << " inconclusive\n";
 }
 
+// Compiler padded Communications (a host IR Communication with
+// `padded=true`: DTensor's collectives on its padded chunks), right and wrong
+// (checker/bruteforce/RandomPadded.h): the SMT verdict on each as a compiler
+// choice against the brute force's slot-for-slot run of it, per edge. A wrong
+// one is never proved, and the brute force fails it too; a right one holds.
+TEST(RandomCrossCheck, CompilerPaddedCommunicationsAgreeWithBruteForce) {
+  const int n = std::getenv("SHARDCHECK_QUICK") ? 100 : 1000;
+  SmtSession session;
+  Tally t;
+  std::map<std::string, std::array<int, 4>> byDraw; // drawn, proved, refuted, brute fails
+  for (int i = 0; i < n; ++i) {
+    bruteforce::RandomPaddedCase c = bruteforce::randomPaddedCommunication(0xbfad0000u + i);
+    smt::SolverOptions so;
+    so.timeoutMs = 5000;
+    smt::Context ctx(so, &session.cache, &session.stats, &session.backend);
+    EdgeChecker ec(c.fusion, c.edge, ctx, universeOf(c.fusion));
+    Outcome o = ec.checkLowering(c.lowering, /*compilerLowering=*/true);
+    auto brute = [&](const Bindings &b) {
+      return bruteforce::bruteCheckLowering(c.fusion, c.edge, b, c.lowering,
+                                            bruteforce::Issuer::Compiler);
+    };
+    const std::string what = "padded case " + std::to_string(i) + " (" + c.description + ")";
+    compare(o, {}, brute, what, t);
+    BruteResult b = brute({});
+    const bool right = c.draw == bruteforce::PaddedDraw::Right;
+    auto &row = byDraw[bruteforce::paddedDrawName(c.draw)];
+    row[0] += 1;
+    row[1] += o.kind == Outcome::Kind::Proved;
+    row[2] += o.kind == Outcome::Kind::Refuted;
+    row[3] += b.fails();
+    if (right) {
+      EXPECT_TRUE(b.holds()) << what << ": a right case, but brute force says "
+                             << bruteforce::bruteOutcomeName(b.outcome) << ": "
+                             << (b.counterexample ? b.counterexample->message : b.reason);
+    } else if (c.draw == bruteforce::PaddedDraw::MissingPad) {
+      // Unsupported by the semantics, right or wrong: never proved.
+      EXPECT_NE(o.kind, Outcome::Kind::Proved) << what << ": an unpadded collective proved";
+    } else {
+      EXPECT_NE(o.kind, Outcome::Kind::Proved) << what << ": a wrong case proved";
+      EXPECT_TRUE(b.fails()) << what << ": a wrong case, but brute force says "
+                             << bruteforce::bruteOutcomeName(b.outcome) << " " << b.reason;
+    }
+  }
+  EXPECT_EQ(t.disagreements, 0);
+  EXPECT_GT(byDraw["right"][1], byDraw["right"][0] * 9 / 10) << "right cases mostly proved";
+  EXPECT_GT(t.compared, t.inconclusive * 9);
+  std::cout << "padded Communications " << n << ": " << t.compared << " compared, "
+            << t.inconclusive << " inconclusive, " << t.disagreements << " disagreements\n";
+  for (const auto &[draw, row] : byDraw)
+    std::cout << "  " << draw << ": " << row[0] << " drawn, " << row[1] << " proved, " << row[2]
+              << " refuted, brute force fails " << row[3] << "\n";
+}
+
 // Nested shardings (two DIDs on one logical axis, no allocation domain)
 // drawn often: the default layout of docs/semantics.md, derived recursively,
 // must agree between the SMT encoding and the brute force on every lowering.
@@ -280,15 +340,29 @@ std::vector<Bindings> smallBindings(const Fusion &f, const FusionEdge &e) {
   return out;
 }
 
-TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
+/// The corpus's dumps and JSON IR, and its DTensor documents (mapped as
+/// check-sharding maps them: DTensor's padded collectives are compiler
+/// choices there).
+std::vector<std::filesystem::path> corpusInputs() {
   namespace fs = std::filesystem;
-  fs::path dir = fs::path(SHARDCHECK_SOURCE_DIR) / "corpus";
+  std::vector<fs::path> inputs;
+  for (const char *dir : {"corpus", "corpus/dtensor"})
+    for (const auto &entry : fs::directory_iterator(fs::path(SHARDCHECK_SOURCE_DIR) / dir))
+      if (entry.path().extension() == ".txt" || entry.path().extension() == ".json")
+        inputs.push_back(entry.path());
+  return inputs;
+}
+
+TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
   Tally t;
-  int verdicts = 0;
-  for (const auto &entry : fs::directory_iterator(dir)) {
-    if (entry.path().extension() != ".txt" && entry.path().extension() != ".json")
-      continue;
-    Document doc = readDocumentFile(entry.path().string());
+  int verdicts = 0, paddedCompiler = 0;
+  for (const auto &path : corpusInputs()) {
+    Document doc;
+    try {
+      doc = dtensor::readInputDocumentFile(path.string()).doc;
+    } catch (const InputError &) {
+      continue; // A DTensor document the mapping rejects (its own tests say why).
+    }
     DocumentReport report = checkDocument(doc, DocumentOptions{});
     for (const FusionReport &fr : report.fusions) {
       if (!fr.readable())
@@ -300,14 +374,14 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
       for (size_t i = 0; i < verdicts_.size(); ++i) {
         const EdgeVerdict &v = verdicts_[i];
         const FusionEdge &e = graph->edges()[v.edge];
-        std::string what = entry.path().filename().string() + " T" + std::to_string(v.producer) +
-                           " -> T" + std::to_string(v.consumer);
+        std::string what = path.filename().string() + " T" + std::to_string(v.producer) + " -> T" +
+                           std::to_string(v.consumer);
         if (isCollectivePermute(f.exprs[e.expr])) {
           ++t.inconclusive; // A ring: RandomRingCrossCheck (ring_test.cpp) simulates those.
           continue;
         }
         auto check = [&](const Lowering &l, Status s, const std::optional<Counterexample> &cex,
-                         const std::string &label) {
+                         const std::string &label, bruteforce::Issuer issuer) {
           ++verdicts;
           Outcome o = s == Status::Proved    ? Outcome::proved()
                       : s == Status::Refuted ? Outcome::refuted(*cex)
@@ -320,8 +394,9 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
             compare(
                 o, b,
                 [&](const Bindings &bb) {
-                  return l.kind == CommKind::None ? bruteforce::bruteNeedsNoCommunication(f, e, bb)
-                                                  : bruteforce::bruteCheckLowering(f, e, bb, l);
+                  return l.kind == CommKind::None
+                             ? bruteforce::bruteNeedsNoCommunication(f, e, bb)
+                             : bruteforce::bruteCheckLowering(f, e, bb, l, issuer);
                 },
                 what + " " + label + " " + l.str(), t);
             if (s != Status::Proved)
@@ -346,7 +421,8 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
             ++verdicts;
           }
         } else if (v.result == EdgeResult::Proved) {
-          check(v.lowering, Status::Proved, std::nullopt, "verdict");
+          check(v.lowering, Status::Proved, std::nullopt, "verdict",
+                bruteforce::Issuer::Shardcheck);
         }
         if (!v.compiler || v.compiler->result == CompilerResult::Unknown)
           continue;
@@ -373,16 +449,19 @@ TEST(CorpusCrossCheck, EveryVerdictAgreesWithBruteForce) {
         }
         // Decided, with no broken rule: the choice is a lowering the checker models.
         EXPECT_TRUE(v.compiler->lowering) << what;
+        paddedCompiler += v.compiler->lowering && v.compiler->lowering->padded;
         if (v.compiler->lowering)
           check(*v.compiler->lowering,
                 v.compiler->result == CompilerResult::Refuted ? Status::Refuted : Status::Proved,
-                v.compiler->counterexample, "compiler");
+                v.compiler->counterexample, "compiler", bruteforce::Issuer::Compiler);
       }
     }
   }
   EXPECT_EQ(t.disagreements, 0);
   EXPECT_GT(t.compared, 0);
-  std::cout << "corpus: " << verdicts << " verdicts, " << t.compared << " comparisons, "
+  EXPECT_GT(paddedCompiler, 0) << "DTensor's padded collectives are compared per edge";
+  std::cout << "corpus: " << verdicts << " verdicts (" << paddedCompiler
+            << " padded compiler Communications), " << t.compared << " comparisons, "
             << t.inconclusive << " inconclusive\n";
 }
 

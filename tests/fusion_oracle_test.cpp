@@ -329,9 +329,10 @@ TEST(OracleRegressions, FoundViolationsHoldTheProperty) {
 } // namespace
 
 // DTensorOracle: random DTensor redistributes (tests/oracle/RandomDTensor.h),
-// their transition and DTensor's modelled sequence each checked, planned and
-// run on simulated devices: no proved plan, no confirmed choice may fail, and
-// a refuted one must. 400 seeds (100 with SHARDCHECK_QUICK=1), with floors
+// their transition, DTensor's modelled sequence and that sequence made wrong
+// each checked, planned and run on simulated devices: no proved plan, no
+// confirmed choice may fail, a refuted one must, and the wrong collective is
+// never confirmed. 400 seeds (100 with SHARDCHECK_QUICK=1), with floors
 // on what they exercised (measured over seeds 1 .. 400, 649 fusions, with
 // padded collectives and the multi-step planner searching uneven states and
 // reducing anywhere in a plan: see the ORACLE-COUNTS line each run prints;
@@ -364,6 +365,17 @@ TEST(DTensorOracle, ProvedPlansOfRandomRedistributesMatch) {
   // 1 .. 400, 13 and 11 over 1 .. 100.
   EXPECT_GE(tally.count("choice:Allgather+pad_confirmed"), n / 10);
   EXPECT_GE(tally.count("choice:ReduceScatter+pad_confirmed"), n / 20);
+  // DTensor's sequence made wrong at one step, a padded collective's where
+  // it has one (RandomDTensor.h); confirmed would be a violation above.
+  // Padded ones drawn: 90 over seeds 1 .. 400 (9 refuted on wrong groups,
+  // 28 unknown without their pad), 26 over 1 .. 100 (2 refuted, 9 unknown).
+  int64_t wrongPadded = 0;
+  for (const auto &[key, count] : tally.counts())
+    if (key.rfind("dtensor-wrong:", 0) == 0 && key.find(":padded:") != std::string::npos)
+      wrongPadded += count;
+  EXPECT_GE(wrongPadded, n / 5);
+  EXPECT_GE(tally.count("dtensor-wrong:wrong-groups:padded:refuted"), n / 50);
+  EXPECT_GE(tally.count("dtensor-wrong:missing-pad:padded:unknown"), n / 20);
 }
 
 // The oracle draws Partial(avg) (a sum, then a `/` by the mesh dims' sizes

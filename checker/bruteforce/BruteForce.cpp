@@ -195,9 +195,9 @@ constexpr int64_t kNothing = -1;
 /// counts (team by team), then devices ascending and offsets ascending.
 class LoweringChecker {
 public:
-  LoweringChecker(const EdgeModel &model, const Lowering &lowering)
+  LoweringChecker(const EdgeModel &model, const Lowering &lowering, Issuer issuer)
       : model_(model), p_(model.producer()), c_(model.consumer()), lowering_(lowering),
-        kind_(lowering.kind) {}
+        kind_(lowering.kind), issuer_(issuer) {}
 
   BruteResult run();
 
@@ -238,17 +238,27 @@ private:
     return lowering_.reduceInput == Lowering::ReduceInput::ProducerBuffer;
   }
   /// The padded lowerings docs/semantics.md defines (Padded collectives),
-  /// spelled out here rather than asked of Lowering.h.
+  /// spelled out here rather than asked of Lowering.h: Allgather and
+  /// AllToAll with the unpad copy or slot for slot, SendRecv pairs, and
+  /// reductions of partials or of the members' own padded buffers.
   bool paddable() const {
     if (kind_ == CommKind::Allgather || kind_ == CommKind::AllToAll)
-      return lowering_.localPermute;
+      return true;
     if (kind_ == CommKind::SendRecv)
       return !lowering_.localPermute;
     bool reduction = kind_ == CommKind::Allreduce || kind_ == CommKind::Reduce ||
                      kind_ == CommKind::ReduceScatter;
-    return reduction && !lowering_.localPermute && !readsBuffers();
+    return reduction && !lowering_.localPermute;
+  }
+  /// A padded collective that moves whole padded buffers slot for slot (a
+  /// compiler's Communication with `padded=true`, or SendRecv+pad): no
+  /// unpad copy, and a reduction reads the members' own buffers.
+  bool slotForSlot() const {
+    return lowering_.padded && !lowering_.localPermute &&
+           (!isReductionComm(kind_) || readsBuffers());
   }
   Failure checkPaddedCounts(size_t t);
+  Failure checkSlotForSlotCounts(size_t t);
   Failure checkPaddedGather(int64_t d, const Role &role) const;
   BruteResult wrongDelivery(int64_t d, const Role &role, const BufferSlot &slot, int64_t position,
                             std::optional<Source> source, int64_t delivered) const;
@@ -271,6 +281,7 @@ private:
   const ConcreteTensor &c_;
   const Lowering &lowering_;
   CommKind kind_;
+  Issuer issuer_;
   std::map<int64_t, Role> roles_;
   std::vector<int64_t> chunk_; ///< k per team.
 };
@@ -385,8 +396,8 @@ LoweringChecker::Failure LoweringChecker::checkShape() {
                                     commKindName(kind_));
   if (lowering_.padded && !paddable())
     return BruteResult::unsupported("brute force models padding for Allgather and AllToAll "
-                                    "with the unpad copy, SendRecv pairs and reductions of "
-                                    "partials, not " +
+                                    "(with the unpad copy or slot for slot), SendRecv pairs "
+                                    "and reductions, not " +
                                     label(0));
   if (kind_ == CommKind::None)
     return std::nullopt;
@@ -560,8 +571,43 @@ LoweringChecker::Failure LoweringChecker::checkPaddedCounts(size_t t) {
   return std::nullopt;
 }
 
+/// A collective moved slot for slot on the padded buffers: the plain
+/// kind's count rule on the padded counts kP (producer) and kC (consumer),
+/// the held counts aside. Allgather: kC = n * kP, chunk kP; AllToAll: kP =
+/// kC, n chunks of kC / n; ReduceScatter: kP = n * kC, chunk kC; Allreduce
+/// and Reduce: kP = kC. Every member reads its own producer buffer.
+LoweringChecker::Failure LoweringChecker::checkSlotForSlotCounts(size_t t) {
+  const auto &members = lowering_.teams[t].devices;
+  const int64_t n = static_cast<int64_t>(members.size());
+  const int64_t kP = paddedCount(p_), kC = paddedCount(c_);
+  const auto &owners = p_.devices();
+  for (int64_t m : members)
+    if (!std::binary_search(owners.begin(), owners.end(), m))
+      return fail(m, label(t) + " reads " + p_.name() + " on device " + std::to_string(m) +
+                         ", which holds none of it");
+  bool fits = kP == kC; // Allreduce, Reduce.
+  int64_t chunk = kC;
+  if (kind_ == CommKind::Allgather) {
+    fits = kC == n * kP;
+    chunk = kP;
+  } else if (kind_ == CommKind::AllToAll) {
+    fits = kP == kC && kC % n == 0;
+    chunk = kC / n;
+  } else if (kind_ == CommKind::ReduceScatter) {
+    fits = kP == n * kC;
+  }
+  if (!fits)
+    return fail(members[0], label(t) + " moves padded buffers of " + std::to_string(kP) +
+                                " slots, which do not fit " + c_.name() + "'s padded buffers of " +
+                                std::to_string(kC) + " slots");
+  chunk_[t] = chunk;
+  return std::nullopt;
+}
+
 LoweringChecker::Failure LoweringChecker::checkTeamCounts(size_t t) {
   const Team &team = lowering_.teams[t];
+  if (slotForSlot())
+    return checkSlotForSlotCounts(t);
   if (lowering_.padded)
     return checkPaddedCounts(t);
   if (isReductionComm(kind_) && readsBuffers())
@@ -778,7 +824,7 @@ LoweringChecker::Failure LoweringChecker::checkPaddedGather(int64_t d, const Rol
 }
 
 LoweringChecker::Failure LoweringChecker::checkDelivered(int64_t d, const Role &role) const {
-  if (lowering_.padded && kind_ == CommKind::Allgather)
+  if (lowering_.padded && kind_ == CommKind::Allgather && lowering_.localPermute)
     return checkPaddedGather(d, role);
   if (lowering_.localPermute)
     return checkPermuted(d, role);
@@ -867,6 +913,10 @@ LoweringChecker::Failure LoweringChecker::checkBufferSum(int64_t d, const Role &
 
 LoweringChecker::Failure LoweringChecker::checkDevice(int64_t d) {
   auto role = roles_.find(d);
+  if (kind_ != CommKind::None && role == roles_.end() && issuer_ == Issuer::Compiler)
+    return fail(d, "device " + std::to_string(d) + " holds " + c_.name() + " but " + label(0) +
+                       " writes nothing there, and a compiler's collective fills no output "
+                       "outside it");
   if (kind_ == CommKind::None || role == roles_.end())
     return checkLocal(d);
   if (isReductionComm(kind_) && readsBuffers())
@@ -891,19 +941,19 @@ BruteResult LoweringChecker::run() {
 
 } // namespace
 
-BruteResult bruteCheckLowering(const EdgeModel &model, const Lowering &lowering) {
+BruteResult bruteCheckLowering(const EdgeModel &model, const Lowering &lowering, Issuer issuer) {
   // A ring's peers are per device and per iteration: not an edge lowering.
   if (lowering.kind == CommKind::CollectivePermute)
     return BruteResult::unsupported("a CollectivePermute ring is no lowering of one edge");
-  return LoweringChecker(model, lowering).run();
+  return LoweringChecker(model, lowering, issuer).run();
 }
 
 BruteResult bruteCheckLowering(const Fusion &fusion, const FusionEdge &edge,
-                               const Bindings &bindings, const Lowering &lowering) {
+                               const Bindings &bindings, const Lowering &lowering, Issuer issuer) {
   auto model = EdgeModel::build(fusion, edge, bindings);
   if (auto *failed = std::get_if<BruteResult>(&model))
     return *failed;
-  return bruteCheckLowering(std::get<EdgeModel>(model), lowering);
+  return bruteCheckLowering(std::get<EdgeModel>(model), lowering, issuer);
 }
 
 } // namespace shardcheck::bruteforce

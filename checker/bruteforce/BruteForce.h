@@ -9,7 +9,10 @@
 //     the spec's tables, the counts each requires, partial-sum multiplicity for
 //     reductions, devices of the consumer's mesh outside every team, devices
 //     outside the meshes, and local-permute composites of Allgather, Gather
-//     and AllToAll.
+//     and AllToAll; padded lowerings, shardcheck's own (with the unpad copy)
+//     and a compiler's padded Communication (slot for slot on the padded
+//     buffers: Allgather, AllToAll, SendRecv, and Allreduce, Reduce and
+//     ReduceScatter of the members' own padded buffers).
 // A failure comes with the FIRST counterexample in a fixed order: lowering
 // shape, then counts team by team, then devices ascending, offsets ascending.
 //
@@ -77,13 +80,21 @@ private:
 BruteResult bruteNeedsNoCommunication(const Fusion &fusion, const FusionEdge &edge,
                                       const Bindings &bindings);
 
+/// Who runs a lowering: shardcheck's plan copies locally on a consumer
+/// device no team writes; a compiler's collective (a host IR
+/// Communication, e.g. DTensor's) does not, so every consumer device must
+/// receive from it.
+enum class Issuer { Shardcheck, Compiler };
+
 /// Decides whether `lowering` is a correct implementation of the edge.
 BruteResult bruteCheckLowering(const Fusion &fusion, const FusionEdge &edge,
-                               const Bindings &bindings, const Lowering &lowering);
+                               const Bindings &bindings, const Lowering &lowering,
+                               Issuer issuer = Issuer::Shardcheck);
 
 /// The same two checks on an already built model (for callers checking many
 /// lowerings of one edge).
 BruteResult bruteNeedsNoCommunication(const EdgeModel &model);
-BruteResult bruteCheckLowering(const EdgeModel &model, const Lowering &lowering);
+BruteResult bruteCheckLowering(const EdgeModel &model, const Lowering &lowering,
+                               Issuer issuer = Issuer::Shardcheck);
 
 } // namespace shardcheck::bruteforce

@@ -263,22 +263,60 @@ OracleResult Oracle::run(Fusion fusion) {
   return r;
 }
 
+namespace {
+
+/// `<mutation>:<padded|plain>:` of a draw's wrong sequence.
+std::string wrongKey(const DTensorDraw &draw) {
+  return draw.wrongMutation + ":" + (draw.wrongPadded ? "padded" : "plain") + ":";
+}
+
+/// The verdict on the wrong collective of DTensor's wrong sequence (its
+/// step's Communication), into `r.dtensorWrong`; confirmed is a violation.
+void judgeWrongCollective(OracleResult &r, const DTensorDraw &draw) {
+  std::string outcome = "not-a-collective"; // The mapping made the step a plain edge.
+  for (const EdgeVerdict &v : r.verdicts) {
+    const Expr &e = r.fusion.exprs[v.expr];
+    if (e.kind == OpKind::Communication && e.communication &&
+        e.communication->number == draw.wrongStep && v.compiler)
+      outcome = compilerResultStatusName(v.compiler->result);
+  }
+  r.dtensorWrong = wrongKey(draw) + outcome;
+  if (outcome == "confirmed")
+    r.violations.push_back({"dtensor-wrong-confirmed:" + draw.wrongMutation,
+                            "DTensor's sequence with " + draw.wrongMutation + " at step " +
+                                std::to_string(draw.wrongStep) + " is confirmed"});
+}
+
+} // namespace
+
 std::vector<OracleResult> Oracle::runDTensor(uint64_t seed) {
   DTensorDraw draw = randomDTensor(seed);
   std::vector<OracleResult> results;
-  if (!draw.rejected.empty()) {
+  auto rejected = [&](const std::string &outcome) {
     OracleResult r;
     r.spec.seed = seed;
-    r.checkerOutcome = "dtensor-rejected";
-    results.push_back(std::move(r));
+    r.checkerOutcome = outcome;
+    return r;
+  };
+  if (!draw.rejected.empty())
+    results.push_back(rejected("dtensor-rejected"));
+  if (!draw.wrongRejected.empty()) {
+    results.push_back(rejected("dtensor-wrong-rejected"));
+    results.back().dtensorWrong = wrongKey(draw) + "rejected";
   }
   for (size_t i = 0; i < draw.fusions.size(); ++i) {
+    const bool wrong = static_cast<int>(i) == draw.wrongFusion;
     OracleResult r = run(draw.fusions[i]);
     r.spec.seed = seed;
     r.runLog.insert(r.runLog.begin(),
                     {"  DTensor document: " + draw.document,
                      "  fusion " + std::to_string(i) + ": " +
-                         (i == 0 ? std::string("the transition") : draw.sequence)});
+                         (i == 0  ? std::string("the transition")
+                          : wrong ? draw.sequence + " with " + draw.wrongMutation + " at step " +
+                                        std::to_string(draw.wrongStep)
+                                  : draw.sequence)});
+    if (wrong)
+      judgeWrongCollective(r, draw);
     results.push_back(std::move(r));
   }
   return results;

@@ -87,6 +87,10 @@ struct OracleResult {
   /// A random ring (judgeRing): `right-matched`, `wrong-refuted`,
   /// `wrong-unknown` (peers of two devices), or empty.
   std::string ringOutcome;
+  /// DTensor's wrong sequence (fusion [2] of runDTensor): `<mutation>:
+  /// <padded|plain>:<confirmed|refuted|unknown|not-a-collective|rejected>`,
+  /// the verdict on its wrong collective; empty for other fusions.
+  std::string dtensorWrong;
   /// Lines describing the runs (for the report).
   std::vector<std::string> runLog;
 };
@@ -111,9 +115,12 @@ public:
   OracleResult run(Fusion fusion);
   /// The random DTensor redistribute of `seed` (tests/oracle/RandomDTensor.h):
   /// one result per fusion it maps to (the transition, DTensor's modelled
-  /// sequence), each naming the seed and the document in its run log; one
-  /// result with checker outcome `dtensor-rejected` where the reader
-  /// rejects the document.
+  /// sequence, that sequence made wrong), each naming the seed and the
+  /// document in its run log; one result with checker outcome
+  /// `dtensor-rejected` where the reader rejects the document, and one with
+  /// `dtensor-wrong-rejected` where the mapping rejects the wrong sequence.
+  /// The wrong collective confirmed is the violation
+  /// `dtensor-wrong-confirmed:<mutation>`.
   std::vector<OracleResult> runDTensor(uint64_t seed);
   /// A smaller spec whose result still has a violation of class `kind`,
   /// trying at most `budget` candidate edits.

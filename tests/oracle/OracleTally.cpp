@@ -25,6 +25,12 @@ std::string section(const std::map<std::string, int64_t> &counts, const std::str
   return os.str();
 }
 
+/// Whether some key starts with `prefix`.
+bool anyKey(const std::map<std::string, int64_t> &counts, const std::string &prefix) {
+  return std::any_of(counts.begin(), counts.end(),
+                     [&](const auto &kv) { return kv.first.rfind(prefix, 0) == 0; });
+}
+
 } // namespace
 
 void OracleTally::add(const OracleResult &r) {
@@ -34,6 +40,8 @@ void OracleTally::add(const OracleResult &r) {
     ++counts_[word("compiler:" + r.compilerOutcome)];
   if (!r.ringOutcome.empty())
     ++counts_[word("ring:" + r.ringOutcome)];
+  if (!r.dtensorWrong.empty())
+    ++counts_[word("dtensor-wrong:" + r.dtensorWrong)];
   for (const std::string &c : r.compilerChoices)
     ++counts_[word("choice:" + c)];
   for (const std::string &l : r.matchedLowerings)
@@ -87,11 +95,12 @@ std::string OracleTally::summary() const {
      << section(counts_, "compiler:");
   os << "compiler choices:\n" << section(counts_, "choice:");
   os << "lowerings of edges in matched plans:\n" << section(counts_, "lowering:");
-  bool rings = std::any_of(counts_.begin(), counts_.end(),
-                           [](const auto &kv) { return kv.first.rfind("ring:", 0) == 0; });
-  if (rings)
+  if (anyKey(counts_, "ring:"))
     os << "CollectivePermute rings (judged by the generator's run of each):\n"
        << section(counts_, "ring:");
+  if (anyKey(counts_, "dtensor-wrong:"))
+    os << "DTensor's sequences made wrong (mutation:collective:verdict on it; never confirmed):\n"
+       << section(counts_, "dtensor-wrong:");
   os << "constructs generated (fusions containing each):\n" << section(counts_, "feature:");
   os << "constructs in matched plans:\n" << section(counts_, "matched-feature:");
   os << "violations: " << violationCount() << " in " << violations_.size() << " classes\n";

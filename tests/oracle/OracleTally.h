@@ -5,6 +5,8 @@
 // Keys: `fusions`; `checker:<outcome>` and `compiler:<outcome>`;
 // `choice:<kind>:<confirmed|refuted|unknown>` per compiler choice;
 // `lowering:<kind>` per edge of a fusion whose checker plan matched;
+// `dtensor-wrong:<mutation>:<padded|plain>:<verdict>` per DTensor sequence
+// made wrong (Oracle::runDTensor);
 // `feature:<construct>` per generated fusion and `matched-feature:<construct>`
 // per fusion whose checker plan matched (specFeatures names). Violations are
 // kept per class with their count, the first seed and its detail line.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 
 namespace shardcheck::oracle {
@@ -98,6 +99,124 @@ std::string drawDocument(uint64_t seed) {
   return doc.dump();
 }
 
+/// The row along mesh dim `k` through `device`, in mesh order.
+std::vector<int64_t> rowAlong(const DeviceMesh &mesh, int64_t k, int64_t device) {
+  std::vector<int64_t> coords = mesh.coordinates(device), row;
+  for (int64_t i = 0; i < mesh.shape()[k]; ++i) {
+    coords[k] = i;
+    row.push_back(mesh.deviceAt(coords));
+  }
+  return row;
+}
+
+/// The index of step `step`'s Communication in a mapped sequence (the
+/// mapping numbers each by its step), or nullopt where the step is no
+/// collective there.
+std::optional<size_t> stepCommunication(const Fusion &f, int step) {
+  for (size_t i = 0; i < f.exprs.size(); ++i)
+    if (f.exprs[i].kind == OpKind::Communication && f.exprs[i].communication &&
+        f.exprs[i].communication->number == step)
+      return i;
+  return std::nullopt;
+}
+
+/// Every rank's group: its row along another mesh dim of two or more
+/// devices (the collective then runs over the wrong teams), else its own row
+/// rotated by one (out of rank order). False where neither changes it.
+bool wrongGroups(const DeviceMesh &mesh, const dtensor::IssuedStep &step,
+                 dtensor::IssuedCollective &coll) {
+  for (int64_t j = 0; j < mesh.rank(); ++j)
+    if (j != step.meshDim && mesh.shape()[j] >= 2) {
+      for (dtensor::RankCall &call : coll.ranks)
+        call.group = rowAlong(mesh, j, call.rank);
+      return true;
+    }
+  bool changed = false;
+  for (dtensor::RankCall &call : coll.ranks)
+    if (call.group.size() >= 2) {
+      std::rotate(call.group.begin(), call.group.begin() + 1, call.group.end());
+      changed = true;
+    }
+  return changed;
+}
+
+/// One rank's output: one more index along its dim 0.
+bool wrongCounts(dtensor::IssuedCollective &coll) {
+  if (coll.ranks.empty())
+    return false;
+  std::vector<int64_t> &shape = coll.ranks[0].outputShape;
+  if (shape.empty())
+    shape.push_back(2);
+  else
+    ++shape[0];
+  return true;
+}
+
+/// A reduction's op replaced by another.
+bool wrongOp(dtensor::IssuedCollective &coll) {
+  if (coll.reduceOp.empty())
+    return false;
+  coll.reduceOp = coll.reduceOp == "sum" ? "max" : coll.reduceOp == "max" ? "min" : "sum";
+  return true;
+}
+
+constexpr const char *kWrongMutations[] = {"wrong-groups", "wrong-counts", "wrong-op",
+                                           "missing-pad"};
+
+/// Fusion 2: DTensor's sequence `c.issued` (mapped to `mapped`) made wrong
+/// at one step: one of its padded collectives where it has one. The
+/// mutations are tried from a drawn one on until one applies; the first
+/// three change the recording and map it anew (the mapping may reject it),
+/// `missing-pad` drops `padded=true` from the mapped Communication (its
+/// collective then moves unpadded equal chunks of uneven buffers).
+void addWrongSequence(const dtensor::DTensorCase &c, const Fusion &mapped, DTensorDraw &r) {
+  Draw d(r.seed ^ 0x3a09bad5eedULL); // Its own stream: the documents stay as drawn.
+  const auto &steps = c.issued->steps;
+  std::vector<int> collective, padded;
+  for (size_t s = 0; s < steps.size(); ++s)
+    if (auto e = stepCommunication(mapped, static_cast<int>(s))) {
+      collective.push_back(static_cast<int>(s));
+      if (isPaddedCommunication(mapped.exprs[*e]))
+        padded.push_back(static_cast<int>(s));
+    }
+  if (collective.empty())
+    return;
+  const std::vector<int> &pool = padded.empty() ? collective : padded;
+  const int s = pool[d.below(static_cast<int64_t>(pool.size()))];
+  r.wrongStep = s;
+  r.wrongPadded = !padded.empty();
+  dtensor::DTensorCase wrong = c;
+  dtensor::IssuedCollective &coll = wrong.issued->collectives[steps[s].collectives.at(0)];
+  const int64_t first = d.below(4);
+  for (int64_t i = 0; i < 4; ++i) {
+    const int64_t m = (first + i) % 4;
+    if (m == 3 && r.wrongPadded) {
+      Fusion f = mapped;
+      std::erase_if(f.exprs[*stepCommunication(f, s)].attrs,
+                    [](const auto &attr) { return attr.first == kPaddedAttr; });
+      r.wrongMutation = kWrongMutations[m];
+      r.wrongFusion = static_cast<int>(r.fusions.size());
+      r.fusions.push_back(std::move(f));
+      return;
+    }
+    bool applied = m == 0   ? wrongGroups(c.mesh, steps[s], coll)
+                   : m == 1 ? wrongCounts(coll)
+                   : m == 2 ? wrongOp(coll)
+                            : false;
+    if (!applied)
+      continue;
+    r.wrongMutation = kWrongMutations[m];
+    try {
+      Document doc = dtensor::dtensorToDocument(wrong);
+      r.wrongFusion = static_cast<int>(r.fusions.size());
+      r.fusions.push_back(std::move(doc.fusions.at(1)));
+    } catch (const InputError &e) {
+      r.wrongRejected = e.diagnostic().message;
+    }
+    return;
+  }
+}
+
 /// Fusion 1: the model's sequence mapped as if recorded, or why not.
 void addModelledSequence(dtensor::DTensorCase c, dtensor::DTensorBackend backend, DTensorDraw &r) {
   dtensor::ModelledPlan model = dtensor::modelDTensorPlan(c, backend);
@@ -115,6 +234,7 @@ void addModelledSequence(dtensor::DTensorCase c, dtensor::DTensorBackend backend
     Document doc = dtensor::dtensorToDocument(c);
     r.fusions.push_back(std::move(doc.fusions.at(1)));
     r.sequence = "DTensor's modelled sequence (" + where + ")";
+    addWrongSequence(c, r.fusions.back(), r);
   } catch (const InputError &e) {
     r.sequence =
         "DTensor's modelled sequence (" + where + ") not mapped: " + e.diagnostic().message;

@@ -10,8 +10,13 @@
 //   [1] DTensor's own sequence as the model of its plan issues it
 //       (dtensor/DTensorPlan.h, on a CPU or a CUDA process group by seed),
 //       put in the document as if recorded and mapped to fusion 1, where
-//       the model knows the plan and the mapping takes it:
+//       the model knows the plan and the mapping takes it, and
+//   [2] that sequence made wrong in one way, as a wrong recording would be
+//       (one collective's groups along another mesh dim or out of order,
+//       one rank's counts, the reduce op, or the pad of a padded
+//       collective dropped), preferring DTensor's padded collectives:
 // each checked, planned and run on simulated devices against the reference.
+// The oracle requires the wrong collective never to be confirmed.
 //
 // It does not check, plan or run anything, and it does not decide which
 // placements are right; documents the reader rejects (placements with no
@@ -33,6 +38,17 @@ struct DTensorDraw {
   /// The transition, then DTensor's modelled sequence where mapped.
   std::vector<Fusion> fusions;
   std::string sequence; ///< Where [1] comes from, or why there is none.
+  /// DTensor's sequence made wrong in one way (wrongDTensorSequence), when
+  /// the model gives one: the mutation's name (`wrong-groups`,
+  /// `wrong-counts`, `wrong-op`, `missing-pad`), whether the mutated
+  /// collective is a padded one, the step it is (its Communication's
+  /// number), and either its fusion's index in `fusions` or the mapping's
+  /// message rejecting it.
+  std::string wrongMutation;
+  bool wrongPadded = false;
+  int wrongStep = -1;
+  int wrongFusion = -1;
+  std::string wrongRejected;
 };
 
 /// The redistribute drawn from `seed` and its fusions.
