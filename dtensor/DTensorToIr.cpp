@@ -627,6 +627,40 @@ bool paddedAsMapped(const DTensorCase &c, const Layout &l, const std::set<int64_
   return true;
 }
 
+/// Whether DTensor's buffers of `l`, padded in `padded`, have one size on
+/// every member of each team of mesh dim k (the devices whose coordinates
+/// differ in k only). Then DTensor's collective on them moves, once unpadded,
+/// the elements the padded collective on the mapped buffers moves: the
+/// members' buffers hold the same positions, and the mapped ones only add
+/// padding at the same places on every member.
+bool uniformAlong(const DTensorCase &c, const Layout &l, const std::set<int64_t> &padded,
+                  int64_t k) {
+  std::map<std::vector<int64_t>, int64_t> countOfTeam;
+  for (int64_t device : c.mesh.devices()) {
+    std::vector<int64_t> team = c.mesh.coordinates(device);
+    team[k] = 0;
+    int64_t count = localCount(c, l, device, padded);
+    if (countOfTeam.emplace(team, count).first->second != count)
+      return false;
+  }
+  return true;
+}
+
+/// Whether DTensor's collective along mesh dim k on `l`'s buffers (padded in
+/// `pads`, `padded` when DTensor pads the step's own dim) is mapped as a
+/// padded Communication: when its buffers are not the mapped ones (some dim
+/// is sharded unevenly) but one size in each team (uniformAlong). Else a
+/// padded step is not mapped (nullopt), and an unpadded one stays plain (the
+/// checker does not judge equal-size collectives on uneven buffers).
+std::optional<bool> paddedMapping(const DTensorCase &c, const Layout &l,
+                                  const std::set<int64_t> &pads, bool padded, int64_t k) {
+  if (paddedAsMapped(c, l, pads))
+    return padded;
+  if (uniformAlong(c, l, pads, k))
+    return true;
+  return padded ? std::nullopt : std::optional<bool>(false);
+}
+
 /// A recorded shape's element count; -1 when it overflows (it then matches
 /// no mapped buffer).
 int64_t elementsOf(const std::vector<int64_t> &shape) {
@@ -698,8 +732,9 @@ private:
                                           TensorNum in, const Layout &from, const Layout &to);
   std::optional<TensorNum> gatherStep(const IssuedStep &s, const IssuedCollective &coll,
                                       TensorNum in, const Layout &from);
-  bool recordedChunks(const IssuedCollective &coll, int64_t n, const Layout &chunk,
-                      const std::set<int64_t> &pads, bool padded, bool gathers) const;
+  std::optional<bool> recordedChunks(const IssuedCollective &coll, int64_t k, const Layout &chunk,
+                                     const std::set<int64_t> &pads, bool padded,
+                                     bool gathers) const;
   TensorNum communication(CollectiveType type, TensorNum in, const Layout &out,
                           const IssuedCollective &coll, bool padded);
   TensorNum localSet(TensorNum in, const Layout &out, const SourceLoc &loc) {
@@ -797,7 +832,8 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
     requireRecordedCounts(c_, coll, [&](int64_t r) {
       return std::pair{localCount(c_, from, r), localCount(c_, to, r)};
     });
-    TensorNum sum = communication(*type, in, to, coll, /*padded=*/false);
+    bool padded = *paddedMapping(c_, to, {}, /*padded=*/false, k); // never nullopt unpadded
+    TensorNum sum = communication(*type, in, to, coll, padded);
     return averagedAfter(fb_, make_, sum, from, to, coll.loc);
   }
   if (*type == CollectiveType::ReduceScatter && s.from.isPartial() && s.to.isShard() &&
@@ -809,10 +845,11 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
     Layout packed = withoutShard(from, s.to.dim, k);
     packed.order = withoutShard(to, s.to.dim, k).order;
     packed.rankMajor = {s.to.dim, n};
-    if (!recordedChunks(coll, n, to, {s.to.dim}, padded, /*gathers=*/false))
+    std::optional<bool> mapped = recordedChunks(coll, k, to, {s.to.dim}, padded, false);
+    if (!mapped)
       return std::nullopt;
     TensorNum pre = localSet(in, packed, coll.loc);
-    TensorNum sum = communication(*type, pre, to, coll, padded);
+    TensorNum sum = communication(*type, pre, to, coll, *mapped);
     return averagedAfter(fb_, make_, sum, from, to, coll.loc);
   }
   if (*type == CollectiveType::AllToAll && s.from.isShard() && s.to.isShard()) {
@@ -833,16 +870,18 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
   return std::nullopt;
 }
 
-/// Whether a gathering (in: `chunk`'s buffer, out: n of them, n the step's
-/// mesh dim size) or scattering
-/// (in: n, out: one) collective of DTensor's is mapped: false when it is
-/// padded while DTensor's buffers, padded in `pads` only, are not the mapped
-/// tensors' (another dim sharded unevenly). Else the recorded counts must be
-/// those buffers' (rejected, located, when not).
-bool StepChain::recordedChunks(const IssuedCollective &coll, int64_t n, const Layout &chunk,
-                               const std::set<int64_t> &pads, bool padded, bool gathers) const {
-  if (padded && !paddedAsMapped(c_, chunk, pads))
-    return false;
+/// Whether a gathering (in: `chunk`'s buffer, out: n of them, n the size of
+/// the step's mesh dim k) or scattering (in: n, out: one) collective of
+/// DTensor's is mapped, and then whether as a padded Communication
+/// (paddedMapping; nullopt: not mapped). The recorded counts must be
+/// DTensor's buffers', padded in `pads` only (rejected, located, when not).
+std::optional<bool> StepChain::recordedChunks(const IssuedCollective &coll, int64_t k,
+                                              const Layout &chunk, const std::set<int64_t> &pads,
+                                              bool padded, bool gathers) const {
+  std::optional<bool> mapped = paddedMapping(c_, chunk, pads, padded, k);
+  if (!mapped)
+    return std::nullopt;
+  int64_t n = c_.mesh.shape()[k];
   requireRecordedCounts(
       c_, coll,
       [&](int64_t r) {
@@ -850,7 +889,7 @@ bool StepChain::recordedChunks(const IssuedCollective &coll, int64_t n, const La
         return gathers ? std::pair{one, n * one} : std::pair{n * one, one};
       },
       padded);
-  return true;
+  return mapped;
 }
 
 /// DTensor's all_gather of mesh dim k's shard of dim d (`Shard ->
@@ -876,11 +915,12 @@ std::optional<TensorNum> StepChain::gatherStep(const IssuedStep &s, const Issued
   std::set<int64_t> pads{d};
   if (sent.padTo)
     pads.insert(sent.padTo->first);
-  if (!recordedChunks(coll, n, sent, pads, padded, /*gathers=*/true))
+  std::optional<bool> mapped = recordedChunks(coll, k, sent, pads, padded, /*gathers=*/true);
+  if (!mapped)
     return std::nullopt;
   if (sent.padTo)
     in = localSet(in, sent, coll.loc);
-  return communication(CollectiveType::Allgather, in, gathered, coll, padded);
+  return communication(CollectiveType::Allgather, in, gathered, coll, *mapped);
 }
 
 TensorNum StepChain::step(const IssuedStep &s, TensorNum in, const Layout &from, const Layout &to) {
