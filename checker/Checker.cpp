@@ -113,8 +113,11 @@ public:
     }
     for (size_t i : connectedTransforms(tv)) {
       const auto &t = f_.transforms[i];
-      s += std::string("|") + transformKindName(t.kind) + (t.innerSplit ? "i" : "o") + "(" +
-           extent(t.factor) + ":";
+      s += std::string("|") + transformKindName(t.kind) +
+           (t.innerSplit ? "i"
+            : t.chunked  ? "c"
+                         : "o") +
+           "(" + extent(t.factor) + ":";
       for (IdNum x : t.inputs)
         s += idKey(x) + ",";
       s += "->";

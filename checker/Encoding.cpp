@@ -18,6 +18,30 @@ const Transform *splitDefining(const Fusion &f, IdNum id) {
   return t && t->kind == Transform::Kind::Split ? t : nullptr;
 }
 
+/// The most cases a chunked split's divisor is chosen among: beyond it the
+/// query would grow past what a proof is worth.
+constexpr size_t kMaxChunkCases = 4096;
+
+int64_t ceilDivConst(int64_t a, int64_t b) {
+  return a / b + (a % b != 0);
+}
+
+/// The declared extent of `id` as a constant (a logical ID's printed one,
+/// a split's outputs by the index-function formulas); nullopt if symbolic.
+std::optional<int64_t> constantExtent(const Fusion &f, const std::set<IdNum> &logical, IdNum id) {
+  const Transform *t = f.definition(id);
+  if (logical.count(id) || !t)
+    return f.id(id).extent.asConstant();
+  if (t->kind != Transform::Kind::Split)
+    return std::nullopt;
+  auto in = constantExtent(f, logical, t->inputs[0]);
+  auto factor = t->factor.asConstant();
+  if (!in || !factor || *factor <= 0)
+    return std::nullopt;
+  bool isOuter = t->outputs[0] == id;
+  return isOuter == t->innerSplit ? ceilDivConst(*in, *factor) : *factor;
+}
+
 } // namespace
 
 Encoder::Encoder(smt::Context &ctx, const Fusion &fusion) : ctx_(ctx), fusion_(fusion) {}
@@ -134,7 +158,9 @@ void Encoder::propagate(ElementTerms &e, const TensorView &tv) {
                               [&](IdNum out) { return e.index.count(out) > 0; });
       if (!ready || done)
         continue;
-      if (t.kind == Transform::Kind::Split) {
+      if (t.kind == Transform::Kind::Split && t.chunked) {
+        chunkedSplitIndices(e, tv, t);
+      } else if (t.kind == Transform::Kind::Split) {
         smt::Int in = e.index.at(t.inputs[0]);
         smt::Int innerExtent = extent(t.outputs[1]);
         e.index.emplace(t.outputs[0],
@@ -148,7 +174,62 @@ void Encoder::propagate(ElementTerms &e, const TensorView &tv) {
       work.insert(work.end(), t.outputs.begin(), t.outputs.end());
     }
   }
-  (void)tv;
+}
+
+std::vector<Encoder::LengthCase> Encoder::validLengthCases(const ElementTerms &e,
+                                                           const TensorView &tv, IdNum id) {
+  std::set<IdNum> logical(tv.logical.begin(), tv.logical.end());
+  if (logical.count(id)) {
+    auto extent = fusion_.id(id).extent.asConstant();
+    if (!extent)
+      throw Unsupported(tv.name() + " has a chunked split of the symbolic " + fusion_.id(id).str() +
+                        ": chunked splits are modelled for constant extents only");
+    return {{ctx_.boolVal(true), *extent}};
+  }
+  const Transform *t = fusion_.definition(id);
+  auto factor = t ? t->factor.asConstant() : std::nullopt;
+  if (!t || t->kind != Transform::Kind::Split || t->innerSplit || t->outputs[1] != id || !factor ||
+      *factor <= 0)
+    throw Unsupported(tv.name() + " has a chunked split of " + fusion_.id(id).str() +
+                      ", which is not a logical ID or the inner output of an outer split by a "
+                      "constant (docs/semantics.md, Chunked splits)");
+  auto declaredInner = constantExtent(fusion_, logical, id);
+  if (!declaredInner)
+    throw Unsupported(tv.name() + " has a chunked split below the symbolic " +
+                      fusion_.id(id).str());
+  smt::Int outer = indexOf(e, t->outputs[0]);
+  std::vector<LengthCase> cases;
+  for (const auto &[cond, length] : validLengthCases(e, tv, t->inputs[0])) {
+    int64_t chunk = t->chunked ? ceilDivConst(length, *factor) : *declaredInner;
+    for (int64_t o = 0; o < *factor; ++o) {
+      int64_t held = std::clamp(length - o * chunk, int64_t{0}, chunk);
+      if (held > 0) // No element reaches an empty chunk.
+        cases.push_back({cond && outer == ctx_.intVal(o), held});
+    }
+  }
+  if (cases.size() > kMaxChunkCases)
+    throw Unsupported(tv.name() + "'s chunked splits have too many cases to encode");
+  return cases;
+}
+
+void Encoder::chunkedSplitIndices(ElementTerms &e, const TensorView &tv, const Transform &t) {
+  auto factor = t.factor.asConstant();
+  if (!factor || *factor <= 0)
+    throw Unsupported(tv.name() + " has a chunked split by the symbolic " + t.factor.str());
+  // The inner chunk per case, grouped by divisor: each branch divides by a
+  // constant, so the query stays linear.
+  std::map<int64_t, std::vector<smt::Bool>> byChunk;
+  for (const auto &[cond, length] : validLengthCases(e, tv, t.inputs[0]))
+    byChunk[ceilDivConst(length, *factor)].push_back(cond);
+  smt::Int in = e.index.at(t.inputs[0]);
+  smt::Int outer = ctx_.intVal(0), inner = in;
+  for (const auto &[chunk, conds] : byChunk) {
+    smt::Bool here = ctx_.any(conds);
+    outer = ctx_.ite(here, ctx_.div(in, ctx_.intVal(chunk)), outer);
+    inner = ctx_.ite(here, ctx_.mod(in, ctx_.intVal(chunk)), inner);
+  }
+  e.index.emplace(t.outputs[0], outer);
+  e.index.emplace(t.outputs[1], inner);
 }
 
 smt::Int Encoder::indexOf(const ElementTerms &e, IdNum id) const {

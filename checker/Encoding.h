@@ -160,6 +160,16 @@ public:
 private:
   smt::Int extentTerm(const Extent &e);
   void propagate(ElementTerms &e, const TensorView &tv);
+  /// A valid length of an ID (docs/semantics.md, Chunked splits) and when
+  /// it holds, over the enclosing outer indices; cases of length 0 are left
+  /// out (no element reaches them). Throws Unsupported off the modelled form.
+  struct LengthCase {
+    smt::Bool when;
+    int64_t length;
+  };
+  std::vector<LengthCase> validLengthCases(const ElementTerms &e, const TensorView &tv, IdNum id);
+  /// The outer and inner indices of a chunked split, as ite over those cases.
+  void chunkedSplitIndices(ElementTerms &e, const TensorView &tv, const Transform &t);
   bool isDataBroadcast(IdNum id) const;
 
   smt::Context &ctx_;

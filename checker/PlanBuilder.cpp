@@ -88,11 +88,14 @@ std::optional<int64_t> heldOn(const Fusion &f, const TensorView &tv, int64_t dev
       auto factor = t.factor.asConstant();
       if (!count || !factor || *factor <= 0 || t.innerSplit)
         return std::nullopt;
-      int64_t chunk = (*extent + *factor - 1) / *factor;
+      // A chunked split cuts the indices held (torch.chunk), a plain one its
+      // declared extent; either way the next declared extent is the plain chunk.
+      int64_t padded = (*extent + *factor - 1) / *factor;
+      int64_t chunk = t.chunked ? (*count + *factor - 1) / *factor : padded;
       int64_t c = tv.mesh->coordinate(device, f.id(t.outputs[0]).parallel);
-      uneven = uneven || *extent % *factor != 0;
+      uneven = uneven || *extent % *factor != 0 || chunk != padded;
       count = std::clamp<int64_t>(*count - c * chunk, 0, chunk);
-      extent = chunk;
+      extent = padded;
       cur = t.outputs[1];
     }
     if (didBelow(f, local))

@@ -463,6 +463,8 @@ std::optional<Problem> problemOf(const Fusion &fusion, const FusionEdge &edge) {
   auto target = readShardState(fusion, c, *c.mesh);
   if (!source || !target || source->axes.size() != target->axes.size())
     return std::nullopt;
+  // One nesting rule for the whole search: chunked where either end is.
+  source->chunked = target->chunked = source->chunked || target->chunked;
   bool reduces = std::count(target->reduced.begin(), target->reduced.end(), true) > 0;
   if (std::count(source->reduced.begin(), source->reduced.end(), true) || reduces != reduction)
     return std::nullopt;

@@ -18,7 +18,7 @@ std::string ShardState::key() const {
     for (size_t j = 0; j < axes[i].size(); ++j)
       k += (j ? " " : "") + std::string(parallelTypeShortName(axes[i][j]));
   }
-  return k + "]";
+  return k + (chunked ? "]c" : "]");
 }
 
 std::optional<size_t> ShardState::axisOf(ParallelType t) const {
@@ -65,8 +65,8 @@ bool hasDidBelow(const Fusion &f, IdNum id) {
 
 /// The DIDs splitting logical ID `id`, outermost first, or nullopt when its
 /// sharding is not a chain of outer splits by mesh axis sizes.
-std::optional<std::vector<ParallelType>> didChain(const Fusion &f, IdNum id,
-                                                  const DeviceMesh &mesh) {
+std::optional<std::vector<ParallelType>> didChain(const Fusion &f, IdNum id, const DeviceMesh &mesh,
+                                                  bool &chunked) {
   std::vector<ParallelType> chain;
   if (f.id(id).isBroadcast())
     return chain; // A DID on a broadcast shards nothing.
@@ -91,6 +91,9 @@ std::optional<std::vector<ParallelType>> didChain(const Fusion &f, IdNum id,
     if (t.innerSplit || !mesh.axisOf(outer.parallel) || !outer.uses.empty() ||
         t.factor.asConstant() != mesh.extentOf(outer.parallel))
       return std::nullopt;
+    // A chunked split is the plain one at the outermost level; below, the
+    // state says so and addStateTensor rebuilds it.
+    chunked = chunked || (t.chunked && !chain.empty());
     chain.push_back(outer.parallel);
     cur = t.outputs[1];
   }
@@ -105,7 +108,7 @@ std::optional<ShardState> readShardState(const Fusion &f, const TensorView &tv,
   for (IdNum id : tv.logical) {
     bool reduced = f.id(id).isReduction();
     auto chain = reduced ? std::optional<std::vector<ParallelType>>(std::vector<ParallelType>{})
-                         : didChain(f, id, mesh);
+                         : didChain(f, id, mesh, s.chunked);
     if (!chain || (reduced && hasDidBelow(f, id)))
       return std::nullopt;
     for (ParallelType t : *chain)
@@ -135,8 +138,20 @@ TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &st
     }
     IdNum cur = orig.isBroadcast() ? b.broadcast() : b.iter(orig.extent);
     spec.logical.push_back(cur);
+    // Chunked where an enclosing level does not divide (elsewhere the plain
+    // split is the same); only constant extents have them (a symbolic axis
+    // keeps plain splits, and the proofs decide).
+    std::optional<int64_t> extent = orig.isBroadcast() ? std::nullopt : orig.extent.asConstant();
+    bool outerUneven = false;
     for (ParallelType t : state.axes[i]) {
-      auto split = b.split(cur, mesh.extentOf(t), /*innerSplit=*/false, t);
+      int64_t n = mesh.extentOf(t);
+      auto split = state.chunked && extent && outerUneven
+                       ? b.chunkedSplit(cur, n, t)
+                       : b.split(cur, n, /*innerSplit=*/false, t);
+      if (extent) {
+        outerUneven = outerUneven || *extent % n != 0;
+        extent = (*extent + n - 1) / n;
+      }
       spec.loop.push_back(split.outer);
       cur = split.inner;
     }

@@ -41,6 +41,11 @@ struct ShardState {
   /// Per producer logical axis: whether it is reduced in this state (the
   /// consumer's: its reduction IDs; an intermediate's: those reduced so far).
   std::vector<bool> reduced;
+  /// Whether nested levels are chunked splits (DTensor's torch.chunk
+  /// nesting, docs/semantics.md "Chunked splits"), as read from a tensor that
+  /// has one; a property of the whole search (the planner gives source and
+  /// target the same), so moves keep it.
+  bool chunked = false;
 
   /// `[DIDy DIDx | - | r:DIDz]`: canonical, one per state (memo key).
   std::string key() const;
@@ -53,7 +58,9 @@ struct ShardState {
   bool afterReduction() const;
   /// The axes reduced in `to` and not in this state.
   std::vector<bool> reducedBy(const ShardState &to) const;
-  bool operator==(const ShardState &o) const { return axes == o.axes && reduced == o.reduced; }
+  bool operator==(const ShardState &o) const {
+    return axes == o.axes && reduced == o.reduced && chunked == o.chunked;
+  }
 };
 
 /// The state of `tv` (a producer, or a consumer whose logical axes map

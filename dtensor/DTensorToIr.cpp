@@ -133,25 +133,29 @@ std::string unevenNestingWhy(int64_t extent, int64_t outer, int64_t inner) {
          "place rows on different devices";
 }
 
-/// Rejects nested shards whose outer levels do not divide: DTensor chunks
-/// each level by its local size, nvFuser's nested splits by the global
-/// ceiling, and the two differ there.
-void requireFaithfulNesting(const DTensorCase &c, const Layout &l,
-                            const std::function<SourceLoc(int64_t)> &locOfMeshDim) {
+/// The first nested shard of `l` whose outer level does not divide, as the
+/// mesh dim of that level and why DTensor's chunking differs from a plain
+/// nested split there; nullopt when every outer level divides. The mapping
+/// writes such levels as chunked splits (TensorMaker); the recorded-step
+/// chain still refuses them (StepChain::build).
+std::optional<std::pair<int64_t, std::string>> unevenNesting(const DTensorCase &c,
+                                                             const Layout &l) {
   for (const auto &[d, dims] : l.order) {
     int64_t extent = c.shape[d];
     for (size_t j = 0; j + 1 < dims.size(); ++j) {
       int64_t n = c.mesh.shape()[dims[j]];
       if (extent % n != 0)
-        unmapped("tensor dim " + std::to_string(d) + " (size " + std::to_string(c.shape[d]) +
-                     ") is sharded on mesh dims nested unevenly: mesh dim " +
-                     std::to_string(dims[j]) + " splits " + std::to_string(extent) + " by " +
-                     std::to_string(n) + " with mesh dim " + std::to_string(dims[j + 1]) +
-                     " nested inside; " + unevenNestingWhy(extent, n, c.mesh.shape()[dims[j + 1]]),
-                 locOfMeshDim(dims[j]));
+        return std::pair{
+            dims[j], "tensor dim " + std::to_string(d) + " (size " + std::to_string(c.shape[d]) +
+                         ") is sharded on mesh dims nested unevenly: mesh dim " +
+                         std::to_string(dims[j]) + " splits " + std::to_string(extent) + " by " +
+                         std::to_string(n) + " with mesh dim " + std::to_string(dims[j + 1]) +
+                         " nested inside; " +
+                         unevenNestingWhy(extent, n, c.mesh.shape()[dims[j + 1]])};
       extent /= n;
     }
   }
+  return std::nullopt;
 }
 
 Layout layoutOf(const DTensorCase &c, const Placements &ps) {
@@ -179,7 +183,6 @@ Layout layoutOf(const DTensorCase &c, const Placements &ps) {
       l.partial[k] = p.reduceOp;
   }
   l.order = shardOrder(c, ps);
-  requireFaithfulNesting(c, l, [&](int64_t k) { return ps.perMeshDim[k].loc; });
   return l;
 }
 
@@ -238,8 +241,17 @@ public:
       std::vector<IdNum> leaves;
       auto it = l.order.find(static_cast<int64_t>(d));
       if (it != l.order.end()) {
+        // Below a level that does not divide, DTensor chunks the rows a rank
+        // holds: a chunked split (docs/semantics.md, Chunked splits).
+        // Elsewhere the plain split is the same and nvFuser's own.
+        bool outerUneven = false;
+        int64_t extent = c_.shape[d];
         for (int64_t k : it->second) {
-          auto s = fb_.split(cur, c_.mesh.shape()[k], /*innerSplit=*/false, didOfMeshDim(rank, k));
+          int64_t n = c_.mesh.shape()[k];
+          auto s = outerUneven ? fb_.chunkedSplit(cur, n, didOfMeshDim(rank, k))
+                               : fb_.split(cur, n, /*innerSplit=*/false, didOfMeshDim(rank, k));
+          outerUneven = outerUneven || extent % n != 0;
+          extent = (extent + n - 1) / n;
           leaves.push_back(s.outer);
           cur = s.inner;
         }
@@ -705,6 +717,7 @@ public:
 
   Fusion build() {
     Layout layout = layoutOf(c_, c_.source);
+    refuseUnevenNesting(layout, [&](int64_t k) { return c_.source.perMeshDim[k].loc; });
     std::vector<Placement> current = c_.source.perMeshDim;
     TensorNum t = make_.make(layout, c_.source.loc);
     for (const IssuedStep &s : c_.issued->steps) {
@@ -725,6 +738,16 @@ public:
   }
 
 private:
+  /// DTensor pads each group of a nested uneven shard by its own chunk, so
+  /// its recorded buffers are not the chunked layout's uniform ones: such a
+  /// chain is not mapped (the transition itself is).
+  void refuseUnevenNesting(const Layout &l,
+                           const std::function<SourceLoc(int64_t)> &locOfMeshDim) const {
+    if (auto uneven = unevenNesting(c_, l))
+      unmapped("DTensor's recorded collectives on a nested uneven shard: " + uneven->second +
+                   "; its per-group padding has no mapping yet",
+               locOfMeshDim(uneven->first));
+  }
   Layout stepLayout(const Layout &from, const std::vector<Placement> &current,
                     const IssuedStep &s) const;
   TensorNum step(const IssuedStep &s, TensorNum in, const Layout &from, const Layout &to);
@@ -787,7 +810,7 @@ Layout StepChain::stepLayout(const Layout &from, const std::vector<Placement> &c
     next.partial.erase(k);
     next.reduced.insert(k);
   }
-  requireFaithfulNesting(c_, next, [&](int64_t) { return s.loc; });
+  refuseUnevenNesting(next, [&](int64_t) { return s.loc; });
   return next;
 }
 

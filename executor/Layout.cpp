@@ -203,7 +203,50 @@ private:
     for (IdNum in : def->inputs)
       emitForward(in);
     forward_.push_back(stepOf(*def));
+    stepComputing_[def->outputs.back()] = forward_.size() - 1;
     computed_.insert(def->outputs.begin(), def->outputs.end());
+    if (def->chunked)
+      linkChunkedStep(*def);
+  }
+
+  // --- Chunked splits (valid lengths) ------------------------------------------
+
+  /// Gives the chunked split's step its input's valid length.
+  void linkChunkedStep(const Transform &t) {
+    auto factor = t.factor.asConstant();
+    if (!factor || *factor < 1)
+      fail("unsupported-layout", "the chunked split of " + id(t.inputs[0]).str() +
+                                     " needs a constant positive factor, not `" + t.factor.str() +
+                                     "`");
+    size_t step = stepComputing_.at(t.outputs.back());
+    forward_[step].chunked = true;
+    forward_[step].factor = *factor;
+    setLengthSource(step, t.inputs[0]);
+  }
+
+  /// Step `step` reads the valid length of `n`: a constant for a logical ID,
+  /// else a register that the step computing `n` (an outer split's inner
+  /// output) is made to write, recursively up to the logical ID.
+  void setLengthSource(size_t step, IdNum n) {
+    if (logical_.count(n)) {
+      if (!id(n).extent.isConstant())
+        fail("unsupported-layout", "a chunked split below the symbolic " + id(n).str() +
+                                       " (chunked splits need constant extents)");
+      forward_[step].lengthConst = extentOf(n);
+      return;
+    }
+    const Transform *def = fusion_.definition(n);
+    if (!def || def->kind != Transform::Kind::Split || def->innerSplit || def->outputs[1] != n ||
+        !def->factor.isConstant())
+      fail("unsupported-layout", "a chunked split below " + id(n).str() +
+                                     ", which is not reached from a logical ID through outer "
+                                     "splits' inner outputs by constant factors");
+    size_t parent = stepComputing_.at(n);
+    if (forward_[parent].lengthOut < 0) {
+      forward_[parent].lengthOut = reg(-1 - n); // IDs are >= 0: a key of its own.
+      setLengthSource(parent, def->inputs[0]);
+    }
+    forward_[step].lengthIn = forward_[parent].lengthOut;
   }
 
   TensorLayout::IndexStep stepOf(const Transform &t) {
@@ -373,9 +416,14 @@ private:
         v[s.out0] = v[s.in0] * s.extent + v[s.in1];
         continue;
       }
-      int64_t in = v[s.in0];
-      v[s.out0] = s.extent ? in / s.extent : 0;
-      v[s.out1] = s.extent ? in % s.extent : 0;
+      int64_t in = v[s.in0], chunk = s.extent;
+      int64_t length = s.lengthIn >= 0 ? v[s.lengthIn] : s.lengthConst;
+      if (s.chunked) // An empty chunk is reached by no element.
+        chunk = std::max<int64_t>(1, ceilDiv(length, s.factor));
+      v[s.out0] = chunk ? in / chunk : 0;
+      v[s.out1] = chunk ? in % chunk : 0;
+      if (s.lengthOut >= 0)
+        v[s.lengthOut] = std::clamp<int64_t>(length - v[s.out0] * chunk, 0, chunk);
     }
   }
 
@@ -433,6 +481,8 @@ private:
       fail("unsupported-layout", id(n).str() + " is not derived from the root domain");
     }
     requireSplitOrMerge(*def, n);
+    if (def->chunked)
+      fail("unsupported-layout", "a chunked split between the root and logical domains");
     for (IdNum in : def->inputs)
       emitRootToLogical(in, emitted);
     checkReshapeExtents(*def);
@@ -484,6 +534,7 @@ private:
   std::map<IdNum, int64_t> extents_;
   std::map<IdNum, int> regs_;
   std::set<IdNum> computed_;                      ///< IDs the forward program computes.
+  std::map<IdNum, size_t> stepComputing_;         ///< A split's inner output -> its step.
   std::vector<TensorLayout::IndexStep> forward_;  ///< Logical -> sharding and layout IDs.
   std::vector<const Transform *> rootTransforms_; ///< Root -> logical, forward order.
   std::vector<KeyDigit> digits_;

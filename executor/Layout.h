@@ -86,6 +86,14 @@ private:
     bool isSplit = true;
     int in0 = 0, in1 = 0, out0 = 0, out1 = 0;
     int64_t extent = 1;
+    /// Chunked splits (docs/semantics.md, Chunked splits): the inner part is
+    /// ceilDiv(valid length of the input, factor). The input's valid length
+    /// is in register lengthIn, or is lengthConst (a logical extent) when
+    /// lengthIn < 0; a split whose inner output feeds a chunked split
+    /// writes that output's valid length to register lengthOut.
+    bool chunked = false;
+    int64_t factor = 1, lengthConst = 0;
+    int lengthIn = -1, lengthOut = -1;
   };
   /// The devices that hold the same elements (equal coordinates on every
   /// sharded mesh axis) share one buffer.

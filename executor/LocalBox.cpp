@@ -105,8 +105,9 @@ private:
     int64_t inner = 1;
     const Transform *def = fusion_.definition(n);
     if (std::find(data_.begin(), data_.end(), n) == data_.end()) {
+      // A chunked split's chunks depend on the outer coordinates: no box.
       if (!def || def->kind != Transform::Kind::Split || def->outputs.size() != 2 ||
-          def->outputs[0] != n)
+          def->outputs[0] != n || def->chunked)
         return false;
       axisId = def->inputs[0];
       auto factor = value(def->factor);

@@ -59,6 +59,15 @@ struct Transform {
   /// (`Outer split:`): outer extent = factor.
   Extent factor;
   bool innerSplit = true;
+  /// Split: a chunked split (torch.chunk's nesting; nvFuser has none and
+  /// never prints one): an outer split by `factor` whose input holds valid
+  /// positions [0, L) for the current indices of the splits enclosing it, and
+  /// whose inner part is ceilDiv(L, factor) per those indices, not
+  /// ceilDiv(extent, factor). Declared extents stay the plain split's, so
+  /// buffers keep their uniform padded shape (docs/semantics.md, "Chunked
+  /// splits"). Only constant extents; its input is a logical ID or the inner
+  /// output of an outer split (chunked or not) of such an input.
+  bool chunked = false;
   /// Resize: left and right expansion.
   Extent left, right;
   /// Swizzles: the swizzle kind (`Xor`) or parallel type spelling.

@@ -52,6 +52,23 @@ FusionBuilder::SplitIds FusionBuilder::split(IdNum in, Extent factor, bool inner
   return ids;
 }
 
+FusionBuilder::SplitIds FusionBuilder::chunkedSplit(IdNum in, int64_t factor,
+                                                    ParallelType outerParallel) {
+  SC_ASSERT(factor > 0, "a chunked split's factor must be positive");
+  IdNum cur = in;
+  for (const Transform *t = fusion_.definition(cur); t; t = fusion_.definition(cur)) {
+    SC_ASSERT(t->kind == Transform::Kind::Split && !t->innerSplit && t->outputs[1] == cur &&
+                  t->factor.isConstant(),
+              "a chunked split's input must be an underived ID or an outer split's inner output, "
+              "down to one, by constant factors");
+    cur = t->inputs[0];
+  }
+  SC_ASSERT(fusion_.id(cur).extent.isConstant(), "a chunked split needs a constant extent");
+  SplitIds ids = split(in, factor, /*innerSplit=*/false, outerParallel);
+  fusion_.transforms[*fusion_.id(ids.outer).definition].chunked = true;
+  return ids;
+}
+
 IdNum FusionBuilder::merge(IdNum outer, IdNum inner) {
   const auto &a = fusion_.id(outer);
   bool broadcastOnly = a.isBroadcast() && fusion_.id(inner).isBroadcast();

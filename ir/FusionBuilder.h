@@ -55,6 +55,11 @@ public:
                  ParallelType outerParallel = ParallelType::Serial) {
     return split(in, Extent::constant(factor), innerSplit, outerParallel);
   }
+  /// A chunked outer split of `in` by `factor` (ir/Fusion.h Transform::
+  /// chunked). Asserts its invariants: a constant positive factor, and `in`
+  /// an underived ID of constant extent or the inner output of an outer
+  /// split by a constant of such an input, recursively.
+  SplitIds chunkedSplit(IdNum in, int64_t factor, ParallelType outerParallel);
   /// Merges `outer` and `inner` into one ID.
   IdNum merge(IdNum outer, IdNum inner);
   /// Adds a transform of another kind (Resize, Swizzle) from `in` to a new ID.

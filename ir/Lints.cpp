@@ -81,7 +81,8 @@ const Transform *splitWithInnerOutput(const Fusion &f, IdNum n) {
 std::vector<int64_t> unevenCounts(const Fusion &f, const Transform &split) {
   auto extent = f.id(split.inputs[0]).extent.asConstant();
   auto factor = split.factor.asConstant();
-  if (!extent || !factor || *factor <= 0 || *extent % *factor == 0)
+  // A chunked split's counts depend on the enclosing chunks, not on its extent.
+  if (!extent || !factor || *factor <= 0 || *extent % *factor == 0 || split.chunked)
     return {};
   int64_t outer = split.innerSplit ? (*extent + *factor - 1) / *factor : *factor;
   int64_t inner = split.innerSplit ? *factor : (*extent + *factor - 1) / *factor;

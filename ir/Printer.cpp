@@ -208,6 +208,9 @@ std::string transformLine(const Fusion &f, const Transform &t) {
   auto out = [&](size_t i) { return i < t.outputs.size() ? idStr(f, t.outputs[i]) : "?"; };
   switch (t.kind) {
   case Transform::Kind::Split:
+    if (t.chunked) // Not nvFuser's: the marker says so (docs/json-ir.md, Chunked splits).
+      return "Chunked outer split: " + in(0) + " by factor " + t.factor.str() + " -> " + out(0) +
+             ", " + out(1);
     return std::string(t.innerSplit ? "Split: " : "Outer split: ") + in(0) + " by factor " +
            t.factor.str() + " -> " + out(0) + ", " + out(1);
   case Transform::Kind::Merge:

@@ -218,8 +218,9 @@ bool Comparer::transform(const std::string &at, const Transform &a, const Transf
   return same(at + "kind", a.kind, b.kind) && same(at + "inputs", a.inputs, b.inputs) &&
          same(at + "outputs", a.outputs, b.outputs) && same(at + "factor", a.factor, b.factor) &&
          same(at + "inner split", a.innerSplit, b.innerSplit) &&
-         same(at + "left", a.left, b.left) && same(at + "right", a.right, b.right) &&
-         same(at + "detail", a.detail, b.detail) && sameLoc(at + "location", a.loc, b.loc);
+         same(at + "chunked", a.chunked, b.chunked) && same(at + "left", a.left, b.left) &&
+         same(at + "right", a.right, b.right) && same(at + "detail", a.detail, b.detail) &&
+         sameLoc(at + "location", a.loc, b.loc);
 }
 
 bool Comparer::tensors(const std::string &at, const Fusion &a, const Fusion &b) {

@@ -817,5 +817,39 @@ TEST(BruteForcePadded, DTensorsRecordedReduceScatterRunsSlotForSlot) {
   EXPECT_NE(wrong.counterexample->message.find("sums {}"), std::string::npos) << messageOf(wrong);
 }
 
+TEST(BruteForceLayout, ChunkedNestingChunksTheRowsARankHolds) {
+  // [5] by DIDy (chunks of 3: rows 0-2, 3-4), each rank's rows chunked by
+  // DIDx as torch.chunk does: (0,0) rows 0, 1; (0,1) row 2; (1,0) row 3;
+  // (1,1) row 4. Buffers keep the padded extent 2 (docs/semantics.md,
+  // Chunked splits).
+  FusionBuilder b;
+  IdNum r = b.iter(5);
+  auto sy = b.split(r, 2, /*innerSplit=*/false, kDIDy);
+  auto sx = b.chunkedSplit(sy.inner, 2, kDIDx);
+  TensorNum t = b.tensor(
+      {{}, {r}, {sy.outer, sx.outer, sx.inner}, {}, DeviceMesh::create({2, 2}, {0, 1, 2, 3})});
+  auto c = concrete(b, t);
+  EXPECT_EQ(c.layoutExtents(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(c.heldBy(0), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(c.heldBy(1), (std::vector<int64_t>{2}));
+  EXPECT_EQ(c.heldBy(2), (std::vector<int64_t>{3}));
+  EXPECT_EQ(c.heldBy(3), (std::vector<int64_t>{4}));
+  EXPECT_EQ(c.offsetOf(4), 0);
+}
+
+TEST(BruteForceLayout, ChunkedSplitOfASymbolicExtentIsUnsupported) {
+  FusionBuilder b;
+  IdNum r = b.iter(Extent::symbol("i0"));
+  auto sy = b.split(r, 2, /*innerSplit=*/false, kDIDy);
+  auto sx = b.split(sy.inner, 2, /*innerSplit=*/false, kDIDx);
+  TensorNum t = b.tensor(
+      {{}, {r}, {sy.outer, sx.outer, sx.inner}, {}, DeviceMesh::create({2, 2}, {0, 1, 2, 3})});
+  Fusion f = b.take();
+  f.transforms[*f.id(sx.outer).definition].chunked = true; // What a reader may hand over.
+  auto built = ConcreteTensor::build(f, t, {{"i0", 8}}, ElementBasis::Logical);
+  ASSERT_TRUE(std::holds_alternative<BruteResult>(built));
+  EXPECT_EQ(std::get<BruteResult>(built).outcome, BruteOutcome::Unsupported);
+}
+
 } // namespace
 } // namespace shardcheck::bruteforce

@@ -398,3 +398,55 @@ TEST(Checker, EdgeCacheKeepsCommunicationTeamsApart) {
 }
 
 } // namespace
+
+// --- Chunked splits (docs/semantics.md, Chunked splits) ---------------------------
+
+namespace {
+/// [5] on a 2x2 mesh split by DIDy, its local part again by DIDx: DTensor's
+/// chunking (`chunked`) or nvFuser's plain nested split.
+TensorNum nestedRows(FusionBuilder &b, bool chunked) {
+  IdNum r = b.iter(5);
+  auto sy = b.split(r, 2, /*innerSplit=*/false, ParallelType::DIDy);
+  auto sx = chunked ? b.chunkedSplit(sy.inner, 2, ParallelType::DIDx)
+                    : b.split(sy.inner, 2, /*innerSplit=*/false, ParallelType::DIDx);
+  return b.tensor(
+      {{}, {r}, {sy.outer, sx.outer, sx.inner}, {}, DeviceMesh::create({2, 2}, {0, 1, 2, 3})});
+}
+} // namespace
+
+TEST(CheckerChunked, ChunkedToChunkedNeedsNothing) {
+  FusionBuilder b;
+  TensorNum x = nestedRows(b, true), y = nestedRows(b, true);
+  b.expr(OpKind::Set, "Set", {x}, y);
+  Fusion f = b.take();
+  EdgeVerdict v = verdictOf(f, x, y);
+  EXPECT_EQ(v.lowering.kind, CommKind::None);
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
+}
+
+TEST(CheckerChunked, ChunkedAndPlainNestingPlaceRowsApart) {
+  // Rank 1 of DIDy holds rows 3, 4: chunked, DIDx 0 and 1 hold one each;
+  // plain, DIDx 0 holds both (chunks of the ceiling 3 rows).
+  for (bool chunkedFirst : {true, false}) {
+    FusionBuilder b;
+    TensorNum x = nestedRows(b, chunkedFirst), y = nestedRows(b, !chunkedFirst);
+    b.expr(OpKind::Set, "Set", {x}, y);
+    Fusion f = b.take();
+    EdgeVerdict v = verdictOf(f, x, y);
+    // A counterexample to "no communication": the two place row 4 apart.
+    EXPECT_NE(v.reason.find("communication is needed"), std::string::npos) << v.reason;
+    EXPECT_TRUE(v.counterexample.has_value()) << chunkedFirst;
+  }
+}
+
+TEST(CheckerChunked, ReplicatedToChunkedIsALocalSlice) {
+  FusionBuilder b;
+  IdNum r = b.iter(5);
+  TensorNum x = b.tensor({{}, {r}, {r}, {}, DeviceMesh::create({2, 2}, {0, 1, 2, 3})});
+  TensorNum y = nestedRows(b, true);
+  b.expr(OpKind::Set, "Set", {x}, y);
+  Fusion f = b.take();
+  EdgeVerdict v = verdictOf(f, x, y);
+  EXPECT_EQ(v.lowering.kind, CommKind::None);
+  EXPECT_EQ(v.result, EdgeResult::Proved) << v.reason;
+}

@@ -119,10 +119,6 @@ TEST(DTensorToIr, RejectsPlacementsWithoutFaithfulMapping) {
             (Error{"dtensor-unmapped", 4}));
   EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Partial(avg)\"]", "[\"Partial(sum)\"]")),
             (Error{"dtensor-unmapped", 5}));
-  // Nested shards with an uneven outer level: DTensor chunks by local size.
-  EXPECT_EQ(errorOf(document("[2, 2]", "[0, 1, 2, 3]", "[5]", "[\"Shard(0)\", \"Shard(0)\"]",
-                             "[\"R\", \"R\"]")),
-            (Error{"dtensor-unmapped", 4}));
   // Shard -> Partial: DTensor refuses it too (its greedy planner).
   EXPECT_EQ(errorOf(document("[2]", "[0, 1]", "[4]", "[\"Shard(0)\"]", "[\"Partial(sum)\"]")),
             (Error{"dtensor-unmapped", 5}));
@@ -253,12 +249,28 @@ TEST(DTensorToIr, AnAverageIsASumDividedAfterItsReduction) {
   }
 }
 
-TEST(DTensorToIr, NestedUnevenRejectionShowsBothChunkings) {
-  // 5 rows on [Shard(0), Shard(0)] of 2x2: the second half holds 2 of 3 rows.
+TEST(DTensorToIr, NestedUnevenShardsMapToChunkedSplits) {
+  // 5 rows on [Shard(0), Shard(0)] of 2x2: the second half holds 2 of 3
+  // rows, which DTensor chunks as 1, 1: the inner level is a chunked split
+  // (docs/semantics.md, Chunked splits); the target has none.
+  Fusion f = transitionOf(
+      document("[2, 2]", "[0, 1, 2, 3]", "[5]", "[\"Shard(0)\", \"Shard(0)\"]", "[\"R\", \"R\"]"));
+  ASSERT_EQ(f.transforms.size(), 2u);
+  EXPECT_FALSE(f.transforms[0].chunked);
+  EXPECT_TRUE(f.transforms[1].chunked);
+  // A dividing outer level keeps nvFuser's plain split.
+  Fusion even = transitionOf(
+      document("[2, 2]", "[0, 1, 2, 3]", "[6]", "[\"Shard(0)\", \"Shard(0)\"]", "[\"R\", \"R\"]"));
+  for (const Transform &t : even.transforms)
+    EXPECT_FALSE(t.chunked);
+}
+
+TEST(DTensorToIr, NestedUnevenRecordedStepsAreRejectedShowingBothChunkings) {
+  // DTensor's recorded collectives on 5 rows nested on 2x2: its per-group
+  // padding is not the chunked layout's buffer, so the steps stay unmapped.
   try {
-    readInputDocument(
-        document("[2, 2]", "[0, 1, 2, 3]", "[5]", "[\"Shard(0)\", \"Shard(0)\"]", "[\"R\", \"R\"]"),
-        "case.json");
+    readInputDocumentFile(std::string(SHARDCHECK_SOURCE_DIR) +
+                          "/corpus/dtensor/rec_2d_s0s0_to_s1s1_uneven.json");
     FAIL() << "not rejected";
   } catch (const InputError &e) {
     EXPECT_NE(e.diagnostic().message.find("its chunk 1 holds 2 of 3 rows; DTensor chunks the "

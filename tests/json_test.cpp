@@ -5,6 +5,7 @@
 // pathological input may take.
 //
 // The corpus round trip (dump -> IR -> JSON -> IR) is in roundtrip_test.cpp.
+#include "ir/FusionBuilder.h"
 #include "ir/Json.h"
 #include "ir/Printer.h"
 #include "ir/json/InputRules.h"
@@ -833,6 +834,60 @@ TEST(JsonIr, DocumentationExamplesAreTrue) {
   std::string why;
   EXPECT_TRUE(documentsEqual(full, hand, DocumentCompareOptions{true, false}, &why)) << why;
   EXPECT_EQ(printFusion(hand.fusions[0]), fenceAfter(doc, "Printed back in nvFuser's style", ""));
+}
+
+// --- Chunked splits (shardcheck's own; docs/json-ir.md) ---
+
+namespace {
+Fusion chunkedFusion() {
+  FusionBuilder b;
+  IdNum r = b.iter(5);
+  auto sy = b.split(r, 2, /*innerSplit=*/false, ParallelType::DIDy);
+  auto sx = b.chunkedSplit(sy.inner, 2, ParallelType::DIDx);
+  TensorNum x = b.tensor(
+      {{}, {r}, {sy.outer, sx.outer, sx.inner}, {}, DeviceMesh::create({2, 2}, {0, 1, 2, 3})});
+  TensorNum y = b.tensor({b.iter(5)}, DeviceMesh::create({2, 2}, {0, 1, 2, 3}));
+  b.expr(OpKind::Set, "Set", {x}, y);
+  b.fusion().inputs = {x};
+  b.fusion().outputs = {y};
+  return b.take();
+}
+} // namespace
+
+TEST(JsonIr, ChunkedSplitRoundTripsThroughJsonAndText) {
+  Document doc;
+  doc.file = "chunked.json";
+  doc.fusions = {chunkedFusion()};
+  std::string json = documentToJsonText(doc);
+  EXPECT_NE(json.find("\"chunked\": true"), std::string::npos);
+  Document back = roundTrip(doc);
+  ASSERT_EQ(back.fusions.size(), 1u);
+  int chunked = 0;
+  for (const Transform &t : back.fusions[0].transforms)
+    chunked += t.chunked;
+  EXPECT_EQ(chunked, 1);
+  std::string text = printFusion(doc.fusions[0]);
+  EXPECT_NE(text.find("Chunked outer split: "), std::string::npos) << text;
+  Document read = readDocument(text, "chunked.txt");
+  chunked = 0;
+  for (const Transform &t : read.fusions.at(0).transforms)
+    chunked += t.chunked;
+  EXPECT_EQ(chunked, 1) << text;
+}
+
+TEST(JsonIr, ChunkedInnerSplitIsRefused) {
+  Document doc;
+  doc.fusions = {chunkedFusion()};
+  std::string json = documentToJsonText(doc);
+  size_t at = json.find("\"chunked\": true");
+  ASSERT_NE(at, std::string::npos);
+  json.replace(json.rfind("\"innerSplit\": false", at), 19, "\"innerSplit\": true ");
+  try {
+    documentFromJsonText(json, "bad.json");
+    FAIL() << "no error";
+  } catch (const InputError &e) {
+    EXPECT_NE(std::string(e.what()).find("only an outer split"), std::string::npos) << e.what();
+  }
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <numeric>
 #include <set>
 
 using namespace shardcheck;
@@ -793,4 +794,53 @@ TEST(LayoutCorpus, ViewSplitDumpUsesItsAllocationDomain) {
   EXPECT_EQ(t1.slotOf(0, e), -1);
   EXPECT_EQ(t1.slotOf(1, e), 247); // (b, s, j - 12, e') = (1, 2, 1, 3) over [2, 3, 12, 4].
   EXPECT_EQ(t1.heldCount(0), 288);
+}
+
+// --- Chunked splits (docs/semantics.md, Chunked splits) ---------------------------
+
+TEST(LayoutChunked, ThreeLevelsChunkTheRowsEachLevelHolds) {
+  // [7] by 2 (4, 3 rows), each by 2 chunked (2, 2 | 2, 1), each by 2 chunked
+  // again (1, 1 | 1, 1 | 1, 1 | 1, 0): device (a, b, c) holds one row but the last.
+  FusionBuilder b;
+  IdNum r = b.iter(7);
+  auto sz = b.split(r, 2, /*innerSplit=*/false, ParallelType::DIDz);
+  auto sy = b.chunkedSplit(sz.inner, 2, ParallelType::DIDy);
+  auto sx = b.chunkedSplit(sy.inner, 2, ParallelType::DIDx);
+  std::vector<int64_t> devices(8);
+  std::iota(devices.begin(), devices.end(), 0);
+  TensorNum t = b.tensor({{},
+                          {r},
+                          {sz.outer, sy.outer, sx.outer, sx.inner},
+                          {},
+                          DeviceMesh::create({2, 2, 2}, devices)});
+  TensorLayout l = layoutOf(b, t);
+  EXPECT_EQ(l.localShape(0), (std::vector<int64_t>{1}));
+  std::map<int64_t, Slots> expected;
+  for (int64_t d = 0; d < 8; ++d)
+    expected[d] = {d < 7 ? d : X};
+  EXPECT_EQ(allSlots(l), expected);
+}
+
+TEST(LayoutChunked, ShortOuterChunkHoldsMorePadding) {
+  FusionBuilder b;
+  IdNum r = b.iter(5);
+  auto sy = b.split(r, 2, /*innerSplit=*/false, ParallelType::DIDy);
+  auto sx = b.chunkedSplit(sy.inner, 2, ParallelType::DIDx);
+  TensorNum t = b.tensor(
+      {{}, {r}, {sy.outer, sx.outer, sx.inner}, {}, DeviceMesh::create({2, 2}, {0, 1, 2, 3})});
+  TensorLayout l = layoutOf(b, t);
+  EXPECT_EQ(allSlots(l),
+            (std::map<int64_t, Slots>{{0, {0, 1}}, {1, {2, X}}, {2, {3, X}}, {3, {4, X}}}));
+}
+
+TEST(LayoutChunked, SymbolicExtentIsALocatedError) {
+  FusionBuilder b;
+  IdNum r = b.iter(Extent::symbol("i0"));
+  auto sy = b.split(r, 2, /*innerSplit=*/false, ParallelType::DIDy);
+  auto sx = b.split(sy.inner, 2, /*innerSplit=*/false, ParallelType::DIDx);
+  TensorNum t = b.tensor(
+      {{}, {r}, {sy.outer, sx.outer, sx.inner}, {}, DeviceMesh::create({2, 2}, {0, 1, 2, 3})});
+  Fusion f = b.take();
+  f.transforms[*f.id(sx.outer).definition].chunked = true;
+  EXPECT_EQ(errorCode(f, t, {{"i0", 5}}), "unsupported-layout");
 }

@@ -149,6 +149,8 @@ ConcreteTensor::ExtentValue ConcreteTensor::deriveExtent(IdNum id,
       stopInvalidBindings("the split factor " + def->factor.str() + " of " + name_ +
                           " is not positive under the bindings");
     checkImpliedConstraint(*def, in, factor);
+    if (def->chunked)
+      checkChunkedSplit(*def, in, factor, fromName);
     // The factor output's extent is the factor itself: it depends on a
     // symbol only when the factor does.
     ExtentValue rest{ceilDiv(in.value, factor.value), in.symbolic || factor.symbolic};
@@ -170,6 +172,38 @@ ConcreteTensor::ExtentValue ConcreteTensor::deriveExtent(IdNum id,
                     "), which the semantics do not define");
   }
   return known.at(id);
+}
+
+void ConcreteTensor::checkChunkedSplit(const Transform &split, const ExtentValue &in,
+                                       const ExtentValue &factor,
+                                       const std::string &fromName) const {
+  if (fromName != "logical")
+    stopUnsupported(name_ + " has a chunked split between its root and logical domains");
+  if (in.symbolic || factor.symbolic)
+    stopUnsupported(name_ + " has a chunked split of symbolic extent (constant extents only)");
+  const auto &logical = fusion_->tensor(number_).logical;
+  IdNum cur = split.inputs[0];
+  for (int depth = 0; !std::count(logical.begin(), logical.end(), cur); ++depth) {
+    const Transform *def = fusion_->definition(cur);
+    if (depth > kMaxDerivationDepth || !def || def->kind != Transform::Kind::Split ||
+        def->innerSplit || def->outputs[1] != cur)
+      stopUnsupported(name_ + " has a chunked split of " + idStr(split.inputs[0]) +
+                      ", which is not reached from a logical ID through outer splits' inner "
+                      "outputs");
+    cur = def->inputs[0];
+  }
+}
+
+int64_t ConcreteTensor::validLength(IdNum id, std::map<IdNum, int64_t> &known) const {
+  const auto &logical = fusion_->tensor(number_).logical;
+  if (std::count(logical.begin(), logical.end(), id))
+    return extents_.at(id).value;
+  const Transform *def = fusion_->definition(id);
+  int64_t length = validLength(def->inputs[0], known);
+  int64_t chunk = def->chunked ? ceilDiv(length, extents_.at(def->outputs[0]).value)
+                               : extents_.at(def->outputs[1]).value;
+  int64_t outer = evaluateIndex(def->outputs[0], known);
+  return std::clamp(length - outer * chunk, int64_t{0}, chunk);
 }
 
 void ConcreteTensor::computeExtents() {
@@ -284,6 +318,9 @@ int64_t ConcreteTensor::evaluateIndex(IdNum id, std::map<IdNum, int64_t> &known)
   if (def->kind == Transform::Kind::Split) {
     int64_t in = evaluateIndex(def->inputs[0], known);
     int64_t innerExtent = extents_.at(def->outputs[1]).value;
+    if (def->chunked) // torch.chunk of the valid rows; an empty chunk is reached by no element.
+      innerExtent = std::max<int64_t>(
+          1, ceilDiv(validLength(def->inputs[0], known), extents_.at(def->outputs[0]).value));
     value = id == def->outputs[0] ? in / innerExtent : in % innerExtent;
   } else {
     SC_ASSERT(def->kind == Transform::Kind::Merge, "evaluateIndex through a non-Split/Merge");

@@ -148,6 +148,12 @@ private:
   void requireDerived(IdNum id, const std::set<IdNum> &base, const std::set<IdNum> &stops,
                       const std::string &fromName) const;
   int64_t evaluateIndex(IdNum id, std::map<IdNum, int64_t> &known) const;
+  /// The valid length of `id` for the element whose indices `known` holds
+  /// (docs/semantics.md, Chunked splits); checkChunkedSplit vetted the chain.
+  int64_t validLength(IdNum id, std::map<IdNum, int64_t> &known) const;
+  /// Stops as unsupported unless a chunked split is of the modelled form.
+  void checkChunkedSplit(const Transform &split, const ExtentValue &in, const ExtentValue &factor,
+                         const std::string &fromName) const;
   std::map<IdNum, int64_t> logicalValues(int64_t element) const;
   std::string idStr(IdNum id) const;
 

@@ -221,7 +221,11 @@ void CaseBuilder::nestSharding(const Axis &axis, IdNum &local, int64_t &cutBy, i
   } else {
     divisors_[axis.symbol] = std::lcm(divisors_[axis.symbol], cutBy * s);
   }
-  auto ids = builder_.split(local, s, /*innerSplit=*/false, type);
+  // Under an uneven outer cut, half the nestings are DTensor's torch.chunk
+  // ones (docs/semantics.md, Chunked splits); elsewhere both agree.
+  bool chunked = constant && *constant % cutBy != 0 && rand_.percent(50);
+  auto ids = chunked ? builder_.chunkedSplit(local, s, type)
+                     : builder_.split(local, s, /*innerSplit=*/false, type);
   loopPart.back() = ids.outer; // [.., DIDs outermost first, local part]
   loopPart.push_back(ids.inner);
   local = ids.inner;

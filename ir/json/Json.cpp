@@ -114,6 +114,8 @@ json transformToJson(const Transform &t, const std::string &documentFile) {
     j["factor"] = extentToJson(t.factor);
   if (isSplit || !t.innerSplit)
     j["innerSplit"] = t.innerSplit;
+  if (t.chunked) // Absent on every nvFuser split (docs/json-ir.md).
+    j["chunked"] = true;
   if (isResize || t.left != Extent())
     j["left"] = extentToJson(t.left);
   if (isResize || t.right != Extent())
@@ -234,11 +236,11 @@ constexpr size_t kLineWidth = 120;
 constexpr std::string_view kKeyOrder[] = {
     "format", "version", "file", "fusions", "kind", "number", "name", "scheduler", "op", "type",
     "iterType", "parallel", "memory", "dtype", "extent", "expandedExtent", "start", "stop",
-    "rfactor", "extraSuffix", "inputs", "outputs", "factor", "innerSplit", "left", "right",
-    "detail", "root", "logical", "allocation", "loop", "contiguity", "mesh", "caPos", "producePos",
-    "hasTransformInfo", "flags", "attrs", "communication", "team", "backend", "iterDomains",
-    "transforms", "tensors", "exprs", "groups", "shape", "devices", "lhs", "rhs", "line", "column",
-    "loc", "domainsLoc",
+    "rfactor", "extraSuffix", "inputs", "outputs", "factor", "innerSplit", "chunked", "left",
+    "right", "detail", "root", "logical", "allocation", "loop", "contiguity", "mesh", "caPos",
+    "producePos", "hasTransformInfo", "flags", "attrs", "communication", "team", "backend",
+    "iterDomains", "transforms", "tensors", "exprs", "groups", "shape", "devices", "lhs", "rhs",
+    "line", "column", "loc", "domainsLoc",
     // Plan keys (docs/plan-format.md), after the IR's.
     "checker_version", "input", "lowerings", "constraints", "buffers", "steps", "index", "mode",
     "inputs", "output", "consumer", "operand", "collective", "reduce_op", "counts", "local", "role",

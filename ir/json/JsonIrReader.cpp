@@ -526,8 +526,8 @@ void Reader::readTransforms(const At &list, Fusion &f) const {
 
 Transform Reader::transform(const At &at) const {
   expectObject(at);
-  checkKeys(
-      at, {"kind", "inputs", "outputs", "factor", "innerSplit", "left", "right", "detail", "loc"});
+  checkKeys(at, {"kind", "inputs", "outputs", "factor", "innerSplit", "chunked", "left", "right",
+                 "detail", "loc"});
   Transform t;
   t.kind = enumValue(field(at, "kind"), parseTransformKindJson, transformKindJsonChoices);
   for (const At &in : elements(field(at, "inputs")))
@@ -553,6 +553,11 @@ Transform Reader::transform(const At &at) const {
   }
   if (auto inner = optionalField(at, "innerSplit"))
     t.innerSplit = boolean(*inner);
+  if (auto chunked = optionalField(at, "chunked")) {
+    t.chunked = boolean(*chunked);
+    if (t.chunked && (t.kind != Transform::Kind::Split || t.innerSplit))
+      failInconsistent(at.path, "only an outer split (innerSplit false) may be chunked");
+  }
   if (t.kind == Transform::Kind::Resize) {
     t.left = signedExtent(field(at, "left"));
     t.right = signedExtent(field(at, "right"));

@@ -57,7 +57,8 @@ SectionLine classifySectionLine(std::string_view trimmed) {
     if (!rest.empty() && rest.front() == ':')
       return SectionLine::Contiguity;
   }
-  for (std::string_view kw : {"Split:", "Outer split:", "Merge:", "Resize:"})
+  for (std::string_view kw :
+       {"Split:", "Outer split:", "Chunked outer split:", "Merge:", "Resize:"})
     if (trimmed.substr(0, kw.size()) == kw)
       return SectionLine::Transform;
   if (isSwizzle2DLine(trimmed) || trimmed.find("= Swizzle1D(") != std::string_view::npos)
@@ -278,7 +279,10 @@ void Parser::parseTransformLine() {
     parseSplit(t, true);
   else if (c_.accept("Outer split:"))
     parseSplit(t, false);
-  else if (c_.accept("Merge:"))
+  else if (c_.accept("Chunked outer split:")) { // shardcheck's own (ir/Fusion.h)
+    parseSplit(t, false);
+    t.chunked = true;
+  } else if (c_.accept("Merge:"))
     parseMerge(t);
   else if (c_.accept("Resize:"))
     parseResize(t);
