@@ -205,10 +205,13 @@ std::vector<Encoder::LengthCase> Encoder::validLengthCases(const ElementTerms &e
       int64_t held = std::clamp(length - o * chunk, int64_t{0}, chunk);
       if (held > 0) // No element reaches an empty chunk.
         cases.push_back({cond && outer == ctx_.intVal(o), held});
+      // Checked per case, so that a huge constant factor cannot loop long.
+      if (cases.size() > kMaxChunkCases || held == 0)
+        break;
     }
+    if (cases.size() > kMaxChunkCases)
+      throw Unsupported(tv.name() + "'s chunked splits have too many cases to encode");
   }
-  if (cases.size() > kMaxChunkCases)
-    throw Unsupported(tv.name() + "'s chunked splits have too many cases to encode");
   return cases;
 }
 
