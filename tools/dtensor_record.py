@@ -15,11 +15,15 @@
 #   python3 tools/dtensor_record.py --mesh 2x2 --shape 8,6 \
 #       --src 'Shard(0),Replicate()' --dst 'Replicate(),Shard(1)' -o case.json
 # A batch: --cases FILE.json (a list of {"name", "mesh", "shape", "src",
-# "dst", "dtype"}) with --outdir DIR writes DIR/NAME.json per case.
+# "dst", "dtype", "device"}) with --outdir DIR writes DIR/NAME.json per case.
+# --device cuda (a case's "device") builds the mesh on CUDA, so that DTensor
+# takes its CUDA paths (an all_to_all for Shard(a) -> Shard(b), where the CPU
+# path gathers); every rank's child then uses the first GPU, and the fake
+# process group still moves no data.
 #
 # This script does not check anything (check-sharding does), needs nothing
-# beyond the Python standard library and PyTorch, never touches a GPU or the
-# network, and does not install anything. It relies on DTensor internals
+# beyond the Python standard library and PyTorch, touches a GPU only with --device
+# cuda, never the network, and does not install anything. It relies on DTensor internals
 # (_gen_transform_infos, the functional collectives' argument order) that
 # change between PyTorch versions; what it cannot read it writes as an
 # "error" of that case rather than guessing.
@@ -193,6 +197,7 @@ def source_dtensor(case, mesh):
 
     shape = case["shape"]
     full = torch.arange(1, 1 + torch.Size(shape).numel(), dtype=torch.float32).reshape(shape)
+    full = full.to(mesh.device_type)
     src = [placement_of(p) for p in split_placements(case["src"])]
     plain = [Replicate() if spelled(p).startswith("Partial") else p for p in src]
     try:
@@ -221,7 +226,7 @@ def transform_steps(src_spec, dst_spec):
 def run_case_on_rank(case, rank):
     from torch.distributed.device_mesh import init_device_mesh
 
-    mesh = init_device_mesh("cpu", tuple(case["mesh"]))
+    mesh = init_device_mesh(case.get("device", "cpu"), tuple(case["mesh"]))
     src = source_dtensor(case, mesh)
     dst = [placement_of(p) for p in split_placements(case["dst"])]
     result = {"rank": rank}
@@ -317,6 +322,7 @@ def document(case, per_rank, torch_version):
         "name": case["name"],
         "mesh": {"shape": case["mesh"], "devices": list(range(product(case["mesh"])))},
         "tensor": {"shape": case["shape"], "dtype": case.get("dtype", "float32")},
+        "notes": ["Recorded by tools/dtensor_record.py on %s." % case.get("device", "cpu")],
         "source": {"placements": [spelled_text(p) for p in split_placements(case["src"])]},
         "target": {"placements": [spelled_text(p) for p in split_placements(case["dst"])]},
     }
@@ -382,6 +388,7 @@ def main():
     ap.add_argument("--src", help="source placements, e.g. 'Shard(0),Replicate()'")
     ap.add_argument("--dst", help="target placements")
     ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="the mesh's device type (default: cpu)")
     ap.add_argument("-o", "--output", help="output file (one case)")
     ap.add_argument("--cases", help="a JSON list of cases (batch)")
     ap.add_argument("--outdir", help="output folder (batch)")
@@ -408,7 +415,7 @@ def main():
                     json.dump(doc, f, indent=1)
                     f.write("\n")
         return
-    case = {"name": "case", "mesh": parse_mesh(a.mesh), "shape": parse_shape(a.shape), "src": a.src, "dst": a.dst, "dtype": a.dtype}
+    case = {"name": "case", "mesh": parse_mesh(a.mesh), "shape": parse_shape(a.shape), "src": a.src, "dst": a.dst, "dtype": a.dtype, "device": a.device}
     doc = record([case])[0]
     text = json.dumps(doc, indent=1) + "\n"
     if a.output:
