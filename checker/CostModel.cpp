@@ -2,6 +2,7 @@
 #include "checker/CostModel.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace shardcheck {
 
@@ -65,11 +66,19 @@ double localElements(const Sizes &sizes, const ShardState &state, const DeviceMe
   return n;
 }
 
-StepCost collectiveCost(CommKind k, int64_t n, double bufferBytes, double copyBytes) {
-  StepCost c;
-  c.networkBytes = busFactor(k, n) * bufferBytes;
-  c.cost = c.networkBytes + kLocalCopyWeight * copyBytes + kStepCost;
-  return c;
+bool operator<(const StepCost &a, const StepCost &b) {
+  double tolerance = 1e-9 * std::max({1.0, a.networkBytes, b.networkBytes});
+  if (std::fabs(a.networkBytes - b.networkBytes) > tolerance)
+    return a.networkBytes < b.networkBytes;
+  return a.local < b.local;
+}
+
+StepCost collectiveCost(CommKind k, int64_t n, double bufferBytes) {
+  return {busFactor(k, n) * bufferBytes, kStepCost};
+}
+
+StepCost localCost(double copyBytes) {
+  return {0, kLocalCopyWeight * copyBytes + kStepCost};
 }
 
 } // namespace shardcheck

@@ -12,11 +12,16 @@
 // the scatter) and AllToAll(v) (S = the buffer); 2(n-1)/n for Allreduce; 1
 // for SendRecv pairs, CollectivePermute, Broadcast, Reduce, Gather and
 // Scatter (S = the root's larger buffer); 0 for a team of one. In every
-// case S is the larger of a member's input and output buffers. A local copy (a slice, the local
-// permute after a collective) moves no bytes between devices but is priced
-// at kLocalCopyWeight of its bytes, so that among plans moving the same
-// bytes the one with fewer copies wins; each step also costs kStepCost
-// (latency), so that fewer steps win among otherwise equal plans.
+// case S is the larger of a member's input and output buffers.
+//
+// Plans are ranked by those bytes first: the objective is the bytes each
+// device sends, and a plan that sends fewer wins whatever else it does. Only
+// among plans that send the same bytes (within a relative 1e-9) do local
+// work and latency decide: a local copy (a slice, a local reduction) moves
+// nothing between devices but is charged kLocalCopyWeight of its bytes, and
+// each step kStepCost, so that fewer copies, then fewer steps, win. (A
+// weighted sum of the two let a plan that copies less send more bytes than
+// DTensor's plan of the same edge.)
 //
 // Uneven states (checker/Planner.cpp) are priced at their padded buffers,
 // the bytes the padded collectives actually send: localElements takes the
@@ -36,7 +41,7 @@
 namespace shardcheck {
 
 constexpr double kLocalCopyWeight = 1.0 / 8; ///< HBM is roughly 10x a link's bandwidth.
-constexpr double kStepCost = 1.0;            ///< Bytes a step's latency is worth (a tie-breaker).
+constexpr double kStepCost = 1.0;            ///< A step's latency, in copied bytes.
 constexpr int64_t kSymbolicExtent = 1024;
 
 /// nccl-tests' bus-bandwidth factor of `c` over `n` devices.
@@ -61,14 +66,28 @@ Sizes sizesOf(const Fusion &f, const TensorView &tv);
 double localElements(const Sizes &sizes, const ShardState &state, const DeviceMesh &mesh,
                      bool afterReduction = false);
 
-/// What a step costs: bytes sent per device, and the weighted total.
+/// What a step, or a sequence of steps, costs: the bytes each device sends,
+/// then the tie-breaker (weighted local copies and steps), compared in that
+/// order (operator<).
 struct StepCost {
   double networkBytes = 0;
-  double cost = 0;
+  double local = 0;
+
+  StepCost &operator+=(const StepCost &o) {
+    networkBytes += o.networkBytes;
+    local += o.local;
+    return *this;
+  }
 };
+/// Whether `a` is cheaper than `b`: it sends fewer bytes (beyond a relative
+/// 1e-9, so that sums in another order tie), or as many and its tie-breaker
+/// is smaller.
+bool operator<(const StepCost &a, const StepCost &b);
 
 /// A collective of kind `k` over teams of `n`, whose buffer (in the sense
-/// above) has `bufferBytes`, plus a local copy of `copyBytes`.
-StepCost collectiveCost(CommKind k, int64_t n, double bufferBytes, double copyBytes);
+/// above) has `bufferBytes`: one step.
+StepCost collectiveCost(CommKind k, int64_t n, double bufferBytes);
+/// A local step that copies `copyBytes`.
+StepCost localCost(double copyBytes);
 
 } // namespace shardcheck

@@ -132,9 +132,7 @@ void addSlices(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
         continue;
       ShardState to = s;
       to.axes[i].push_back(t);
-      StepCost c;
-      c.cost = kLocalCopyWeight * pb.bytes(to) + kStepCost;
-      out.push_back({to, lowered(CommKind::None, {}), c});
+      out.push_back({to, lowered(CommKind::None, {}), localCost(pb.bytes(to))});
     }
   }
 }
@@ -151,7 +149,7 @@ void addAllgathers(const Problem &pb, const ShardState &s, std::vector<Move> &ou
       int64_t n = pb.teamSize(team);
       double gathered = static_cast<double>(n) * pb.bytes(s);
       out.push_back({to, lowered(CommKind::Allgather, teamsOver(pb.mesh, team)),
-                     collectiveCost(CommKind::Allgather, n, gathered, 0)});
+                     collectiveCost(CommKind::Allgather, n, gathered)});
     }
 }
 
@@ -169,7 +167,7 @@ void addAllToAlls(const Problem &pb, const ShardState &s, std::vector<Move> &out
       // Uneven, a device may receive more than it sends: the larger buffer.
       double buffer = std::max(pb.bytes(s), pb.bytes(to));
       out.push_back({to, lowered(CommKind::AllToAll, teamsOver(pb.mesh, {t})),
-                     collectiveCost(CommKind::AllToAll, pb.mesh.extentOf(t), buffer, 0)});
+                     collectiveCost(CommKind::AllToAll, pb.mesh.extentOf(t), buffer)});
     }
   }
 }
@@ -221,7 +219,7 @@ void addPermutation(const Problem &pb, const ShardState &s, ShardState to, std::
   Team t;
   t.pairs = std::move(pairs);
   out.push_back({std::move(to), lowered(CommKind::SendRecv, {t}),
-                 collectiveCost(CommKind::SendRecv, 2, pb.bytes(s), 0)});
+                 collectiveCost(CommKind::SendRecv, 2, pb.bytes(s))});
 }
 
 void addPermutations(const Problem &pb, const ShardState &s, std::vector<Move> &out) {
@@ -307,16 +305,14 @@ void addReduction(const Problem &pb, const ShardState &s, const std::vector<size
   }
   std::vector<ParallelType> r = reducing.reducedDids();
   if (r.empty()) {
-    StepCost c;
-    c.cost = kLocalCopyWeight * pb.bytes(s) + kStepCost;
-    out.push_back({after, lowered(CommKind::None, {}), c});
+    out.push_back({after, lowered(CommKind::None, {}), localCost(pb.bytes(s))});
     return;
   }
   // The Allreduce's buffer is the reduced (unscattered) local tensor.
   double buffer = pb.bytes(after);
   int64_t n = pb.teamSize(r);
   out.push_back({after, lowered(CommKind::Allreduce, teamsOver(pb.mesh, r)),
-                 collectiveCost(CommKind::Allreduce, n, buffer, 0)});
+                 collectiveCost(CommKind::Allreduce, n, buffer)});
   std::vector<ParallelType> added = r;
   std::sort(added.begin(), added.end());
   do {
@@ -328,7 +324,7 @@ void addReduction(const Problem &pb, const ShardState &s, const std::vector<size
       // Its buffer is the partial input: n chunks of the output's (padded) buffer.
       double partials = static_cast<double>(n) * pb.bytes(to);
       out.push_back({to, lowered(CommKind::ReduceScatter, teamsOver(pb.mesh, added)),
-                     collectiveCost(CommKind::ReduceScatter, n, partials, 0)});
+                     collectiveCost(CommKind::ReduceScatter, n, partials)});
     }
   } while (std::next_permutation(added.begin(), added.end()));
 }
@@ -376,22 +372,36 @@ std::string moveKey(const ShardState &from, const Move &m) {
 std::vector<Move> cheapestPath(const Problem &pb, const std::set<std::string> &banned) {
   struct Node {
     ShardState state;
-    double cost = 0;
+    StepCost cost;
     size_t depth = 0;
     std::string parent;
     Move via;
   };
+  struct Entry {
+    StepCost cost;
+    size_t depth = 0;
+    std::string key;
+  };
+  // The queue's top is the cheapest entry; equal costs by depth, then key,
+  // so that the search is deterministic.
+  auto later = [](const Entry &a, const Entry &b) {
+    if (a.cost < b.cost || b.cost < a.cost)
+      return b.cost < a.cost;
+    return std::tie(a.depth, a.key) > std::tie(b.depth, b.key);
+  };
   const std::string goal = pb.target.key();
   std::map<std::string, Node> best;
-  using Entry = std::tuple<double, size_t, std::string>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
-  best[pb.source.key()] = Node{pb.source, 0, 0, "", {}};
-  queue.emplace(0, 0, pb.source.key());
+  std::priority_queue<Entry, std::vector<Entry>, decltype(later)> queue(later);
+  best[pb.source.key()] = Node{pb.source, {}, 0, "", {}};
+  queue.push({{}, 0, pb.source.key()});
   while (!queue.empty()) {
-    auto [cost, depth, key] = queue.top();
+    Entry top = queue.top();
     queue.pop();
+    const std::string &key = top.key;
     const Node node = best.at(key);
-    if (cost > node.cost || depth != node.depth)
+    // Stale: the state was reached more cheaply since (its node changed).
+    if (top.cost.networkBytes != node.cost.networkBytes || top.cost.local != node.cost.local ||
+        top.depth != node.depth)
       continue;
     if (key == goal) {
       std::vector<Move> path;
@@ -399,18 +409,19 @@ std::vector<Move> cheapestPath(const Problem &pb, const std::set<std::string> &b
         path.insert(path.begin(), best.at(k).via);
       return path;
     }
-    if (depth == kMaxSteps)
+    if (node.depth == kMaxSteps)
       continue;
     for (Move &m : movesFrom(pb, node.state)) {
       std::string next = m.to.key();
       if (banned.count(moveKey(node.state, m)))
         continue;
-      double c = cost + m.cost.cost;
+      StepCost c = node.cost;
+      c += m.cost;
       auto it = best.find(next);
-      if (it != best.end() && it->second.cost <= c)
+      if (it != best.end() && !(c < it->second.cost))
         continue;
-      best[next] = Node{m.to, c, depth + 1, key, m};
-      queue.emplace(c, depth + 1, next);
+      best[next] = Node{m.to, c, node.depth + 1, key, m};
+      queue.push({c, node.depth + 1, next});
     }
   }
   return {};

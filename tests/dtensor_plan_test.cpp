@@ -140,6 +140,6 @@ TEST(CostModel, NcclTestsFactorsOnTheLargerBuffer) {
   EXPECT_DOUBLE_EQ(collectiveBytes(CollectiveType::Broadcast, 8, 320, 320), 320.0);
   EXPECT_DOUBLE_EQ(collectiveBytes(CollectiveType::Allgather, 1, 40, 40), 0.0);
   // The planner's lowerings are priced by the same factors.
-  EXPECT_DOUBLE_EQ(collectiveCost(CommKind::Allgather, 8, 320, 0).networkBytes, 280.0);
+  EXPECT_DOUBLE_EQ(collectiveCost(CommKind::Allgather, 8, 320).networkBytes, 280.0);
   EXPECT_DOUBLE_EQ(busFactor(CommKind::Allreduce, 8), busFactor(CollectiveType::Allreduce, 8));
 }
