@@ -108,6 +108,13 @@ int64_t countOf(const OracleTally &t, const std::string &key) {
   return t.count(key);
 }
 
+/// Adds `r` to `tally`; each of its violations fails the test, shown in full.
+void addJudged(OracleTally &tally, const OracleResult &r, const std::string &where) {
+  tally.add(r);
+  for (const Violation &v : r.violations)
+    ADD_FAILURE() << "violation " << v.kind << " at " << where << ":\n" << describeResult(r);
+}
+
 class RandomFusionOracle : public ::testing::TestWithParam<int> {};
 
 TEST_P(RandomFusionOracle, ProvedPlansAndConfirmedChoicesMatchRefutedOnesFail) {
@@ -193,13 +200,9 @@ TEST(ChunkedNestingOracle, ProvedPlansThroughChunkedNestingsMatch) {
   options.unevenPercent = 40;
   Oracle oracle;
   OracleTally tally;
-  for (int seed = 1; seed <= n; ++seed) {
-    OracleResult r = oracle.run(randomFusion(static_cast<uint64_t>(seed), options));
-    tally.add(r);
-    for (const Violation &v : r.violations)
-      ADD_FAILURE() << "violation " << v.kind << " at chunk-heavy seed " << seed << ":\n"
-                    << describeResult(r);
-  }
+  for (int seed = 1; seed <= n; ++seed)
+    addJudged(tally, oracle.run(randomFusion(static_cast<uint64_t>(seed), options)),
+              "chunk-heavy seed " + std::to_string(seed));
   std::cout << "CHUNKED-ORACLE-COUNTS (" << n << " fusions):\n" << tally.summary();
   EXPECT_GE(tally.count("chunked-edge:proved-plan-matched"), n * 3 / 100);
 }
@@ -376,12 +379,8 @@ TEST(DTensorOracle, ProvedPlansOfRandomRedistributesMatch) {
   Oracle oracle;
   OracleTally tally;
   for (uint64_t seed = 1; seed <= static_cast<uint64_t>(n); ++seed)
-    for (const OracleResult &r : oracle.runDTensor(seed)) {
-      tally.add(r);
-      for (const Violation &v : r.violations)
-        ADD_FAILURE() << "violation " << v.kind << " at DTensor seed " << seed << ":\n"
-                      << describeResult(r);
-    }
+    for (const OracleResult &r : oracle.runDTensor(seed))
+      addJudged(tally, r, "DTensor seed " + std::to_string(seed));
   std::cout << "ORACLE-COUNTS DTensor seeds 1 .. " << n << ":\n" << tally.summary();
   EXPECT_GE(tally.count("checker:matched"), n * 3 / 4);
   EXPECT_GE(tally.count("compiler:confirmed-matched"), n / 3);
