@@ -136,22 +136,25 @@ TensorNum addStateTensor(Fusion &f, const TensorView &like, const ShardState &st
       }
       continue;
     }
-    IdNum cur = orig.isBroadcast() ? b.broadcast() : b.iter(orig.extent);
+    // An expanded broadcast keeps its expanded extent: the chained fusion's
+    // shapes must be the edge's (the reference evaluates them).
+    IdNum cur = orig.isBroadcast() ? b.broadcast(ParallelType::Serial, orig.expandedExtent)
+                                   : b.iter(orig.extent);
     spec.logical.push_back(cur);
     // Chunked where an enclosing level does not divide (elsewhere the plain
     // split is the same); only constant extents have them (a symbolic axis
     // keeps plain splits, and the proofs decide).
-    std::optional<int64_t> extent = orig.isBroadcast() ? std::nullopt : orig.extent.asConstant();
+    const std::optional<int64_t> constant =
+        orig.isBroadcast() ? std::nullopt : orig.extent.asConstant();
+    int64_t local = constant.value_or(0); // The part left to split, where constant.
     bool outerUneven = false;
     for (ParallelType t : state.axes[i]) {
       int64_t n = mesh.extentOf(t);
-      auto split = state.chunked && extent && outerUneven
+      auto split = state.chunked && constant && outerUneven
                        ? b.chunkedSplit(cur, n, t)
                        : b.split(cur, n, /*innerSplit=*/false, t);
-      if (extent) {
-        outerUneven = outerUneven || *extent % n != 0;
-        extent = (*extent + n - 1) / n;
-      }
+      outerUneven = outerUneven || (constant && local % n != 0);
+      local = (local + n - 1) / n;
       spec.loop.push_back(split.outer);
       cur = split.inner;
     }

@@ -251,7 +251,9 @@ std::vector<size_t> transformsBetween(const Fusion &f, const std::vector<IdNum> 
     for (size_t t : pending) {
       bool ready = true;
       for (IdNum in : f.transforms[t].inputs) {
-        auto def = f.hasId(in) ? f.id(in).definition : std::nullopt;
+        if (!f.hasId(in))
+          continue;
+        const std::optional<size_t> &def = f.id(in).definition;
         ready = ready && !(def && pending.count(*def) && *def != t);
       }
       if (ready) {

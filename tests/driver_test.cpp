@@ -114,9 +114,10 @@ TEST(Driver, JsonEdgesAreTheReportsVerdicts) {
         EXPECT_EQ(e["communication"] == "unsupported", unsupported);
         EXPECT_EQ(e["status"] == "proved", result == EdgeResult::Proved);
         EXPECT_EQ(e["compiler"].is_null(), !v.compiler);
-        if (v.compiler)
+        if (v.compiler) {
           EXPECT_EQ(e["compiler"]["status"] == "refuted",
                     v.compiler->result == CompilerResult::Refuted);
+        }
       }
     EXPECT_EQ(i, edges.size());
   }

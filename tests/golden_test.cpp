@@ -225,18 +225,20 @@ std::vector<std::pair<size_t, const EdgeVerdict *>> edgesOf(const DocumentReport
 void expectEdge(const Expectation &e, const EdgeVerdict &v) {
   if (e.kind == "EXPECT") {
     EXPECT_TRUE(communicationMatches(v, e.communication)) << shown(v);
-    if (!e.status.empty())
+    if (!e.status.empty()) {
       EXPECT_TRUE(statusMatches(v, e.status)) << shown(v);
+    }
     return;
   }
   ASSERT_TRUE(v.compiler) << "no compiler choice on this edge";
   const CompilerVerdict &c = *v.compiler;
   EXPECT_EQ(c.communicationName(), e.communication);
-  if (!e.status.empty())
+  if (!e.status.empty()) {
     EXPECT_TRUE(compilerStatusMatches(c, e.status))
         << "got " << compilerResultStatusName(c.result)
         << (c.counterexample ? "; counterexample: " + c.counterexample->message : "")
         << " reason: " << c.reason;
+  }
 }
 
 bool hasLint(const DocumentReport &report, const Expectation &e) {
@@ -353,8 +355,9 @@ TEST_P(Golden, ExpectationsHold) {
         continue;
       const EdgeVerdict &v = *edges[i].second;
       EXPECT_TRUE(communicationMatches(v, e.communication)) << shown(v);
-      if (!e.status.empty())
+      if (!e.status.empty()) {
         EXPECT_TRUE(statusMatches(v, e.status)) << shown(v);
+      }
     }
   }
 }

@@ -78,7 +78,7 @@ TEST(PointwiseOps, ReaderGivesEveryListedCallNameItsKind) {
   for (const PointwiseSpelling &op : kPointwiseOps) {
     if (!(op.name[0] >= 'a' && op.name[0] <= 'z'))
       continue; // operator spellings are syntax, tested in reader_test.cpp
-    for (const std::string name : {std::string(op.name), std::string(op.name) + "f"}) {
+    for (const std::string &name : {std::string(op.name), std::string(op.name) + "f"}) {
       Document d = readDocument(callDump(name, op.arity), "t.txt");
       ASSERT_EQ(d.fusions.size(), 1u) << name;
       ASSERT_EQ(d.fusions[0].exprs.size(), 1u) << name;

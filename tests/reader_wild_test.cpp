@@ -313,9 +313,10 @@ TEST(ReaderWild, LoopsOutsideTheModelStayUnsupported) {
     EXPECT_EQ(again.fusions.at(0).exprs.back().attrs, f.exprs.back().attrs) << printFusion(f);
     for (const auto &e : graph->edges()) {
       ASSERT_TRUE(e.map.unsupported.has_value()) << body;
-      if (f.exprs[e.expr].kind == OpKind::Communication)
+      if (f.exprs[e.expr].kind == OpKind::Communication) {
         EXPECT_NE(e.map.unsupported->find("posted inside the host loop"), std::string::npos)
             << *e.map.unsupported;
+      }
     }
   }
 }

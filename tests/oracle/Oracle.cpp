@@ -201,6 +201,16 @@ std::string compilerName(const EdgeVerdict &v, const Fusion &f) {
   return kindName(*v.compiler) + "(" + opKindName(e.kind) + ")";
 }
 
+/// Whether `v`'s compiler choice is refuted for counting a producer element
+/// more than once (lowering-partials-exact-once: several holders) in a max
+/// or min, whose values the duplicate cannot change: running it cannot show
+/// the refutation, which stands on the exactly-once contract.
+bool countsTwiceUnderIdempotentOp(const Fusion &f, const EdgeVerdict &v) {
+  const auto &cex = v.compiler->counterexample;
+  std::optional<ReduceOp> op = reduceOpOf(f.exprs[v.expr]);
+  return cex && cex->holders.size() >= 2 && (op == ReduceOp::Max || op == ReduceOp::Min);
+}
+
 /// Runs `plan` with every match seed (the second computes from index maps);
 /// the first run that does not match, logged into `r`.
 std::optional<Attempt> firstMismatch(const OracleOptions &o, const Plan &plan, OracleResult &r,
@@ -387,13 +397,23 @@ void Oracle::runCheckerPlan(OracleResult &r, const FusionGraph &graph) {
     r.checkerOutcome = "no-bindings";
     return;
   }
-  if (chained)
-    if (auto why = chainMismatch(r.fusion, chained->fusion, *b, options_.matchSeeds.front(),
-                                 options_.integerRange)) {
+  if (chained) {
+    // A chained fusion the reference cannot evaluate is the planner's
+    // fault: a violation of its own, not a crash of the whole run.
+    std::optional<Violation> chainWrong;
+    try {
+      if (auto why = chainMismatch(r.fusion, chained->fusion, *b, options_.matchSeeds.front(),
+                                   options_.integerRange))
+        chainWrong = Violation{"proved-chain-differs", *why};
+    } catch (const std::exception &e) {
+      chainWrong = Violation{"proved-chain-threw:" + slug(e.what()), e.what()};
+    }
+    if (chainWrong) {
       r.checkerOutcome = "violation";
-      r.violations.push_back({"proved-chain-differs", *why});
+      r.violations.push_back(*chainWrong);
       return;
     }
+  }
   r.runLog.push_back("checker plan:");
   for (const std::string &line : stepLines(plan))
     r.runLog.push_back(line);
@@ -522,6 +542,11 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
       return;
     }
   }
+  if (countsTwiceUnderIdempotentOp(r.fusion, *refuted)) {
+    r.compilerOutcome = "refuted-idempotent-duplicate";
+    r.runLog.push_back("  matched: an element counted twice by a max or min shows in no value");
+    return;
+  }
   r.compilerOutcome = "violation";
   r.violations.push_back(
       {"refuted-runs-correctly:" + compilerName(*refuted, r.fusion),
@@ -571,15 +596,29 @@ std::vector<FusionSpec> candidateEdits(const FusionSpec &s) {
     if (!usedByAnother(s, o) || makeInput(c.tensors[static_cast<size_t>(o)]))
       push(std::move(c));
   }
-  // Drop one sharding, allocation domain or mesh permutation.
+  // Drop one sharding (or its nested cut, or make a chunked nesting plain),
+  // allocation domain or mesh permutation.
   for (size_t t = 0; t < s.tensors.size(); ++t) {
     const TensorSpec &tv = s.tensors[t];
-    for (size_t a = 0; a < tv.axes.size(); ++a)
-      if (tv.axes[a].shard) {
-        FusionSpec c = s;
-        c.tensors[t].axes[a].shard.reset();
-        push(std::move(c));
+    for (size_t a = 0; a < tv.axes.size(); ++a) {
+      const std::optional<Shard> &shard = tv.axes[a].shard;
+      if (!shard)
+        continue;
+      FusionSpec c = s;
+      c.tensors[t].axes[a].shard.reset();
+      push(std::move(c));
+      if (shard->nested) {
+        FusionSpec unnested = s;
+        unnested.tensors[t].axes[a].shard = Shard{shard->did, shard->style, {}, false, false};
+        push(std::move(unnested));
       }
+      if (shard->chunked) {
+        FusionSpec plain = s;
+        plain.tensors[t].axes[a].shard->chunked = false;
+        plain.tensors[t].axes[a].shard->chunkedOuter = false;
+        push(std::move(plain));
+      }
+    }
     if (tv.mergedShard) {
       FusionSpec c = s;
       c.tensors[t].mergedShard.reset();

@@ -12,17 +12,20 @@
 //    exactComparison), once per seed (the second seed through the index-map
 //    compute GPU kernels use): anything but a match is a violation; a
 //    multi-step plan's chained fusion must also compute, unsharded, the
-//    values of the fusion as written (chainMismatch below);
+//    values of the fusion as written (chainMismatch below; one the
+//    reference cannot evaluate is a violation too);
 // 3. when the fusion carries compiler choices (host IR Communications, and
 //    the resharding Sets and reductions nvFuser would lower) and every other
 //    edge is proved, builds the plan with the compiler's lowerings: if every
 //    choice is confirmed the run must match; if one is refuted, running it
 //    anyway at the counterexample's sizes must fail (a count error) or give
-//    wrong values with at least one of several seeds.
+//    wrong values with at least one of several seeds, unless it is refuted
+//    for counting an element twice in a max or min, which no value shows.
 // A violation carries a class key, e.g. `proved-wrong-values:Matmul/Allreduce`
 // or `refuted-runs-correctly:Allreduce`, and minimize() shrinks its spec
-// (drop expressions, cut tensors loose, shrink sizes, drop shardings,
-// allocation domains and mesh permutations) while the same class persists.
+// (drop expressions, cut tensors loose, shrink sizes, drop shardings or
+// their nested cuts, make chunked nestings plain, drop allocation domains
+// and mesh permutations) while the same class persists.
 //
 // The oracle shares none of the checker's reasoning: its only judge is the
 // executor's run against the reference evaluator (executor/Reference.h),
@@ -76,8 +79,9 @@ struct OracleResult {
   std::string checkerOutcome;
   /// The compiler's plan: empty (no compiler choice), `skipped` (an unknown
   /// choice, or other edges not proved), `confirmed-matched`,
-  /// `refuted-failed` (count error), `refuted-wrong-values`, `no-bindings`
-  /// or `violation`.
+  /// `refuted-failed` (count error), `refuted-wrong-values`,
+  /// `refuted-idempotent-duplicate` (refuted for a double count in a max or
+  /// min, and matched), `no-bindings` or `violation`.
   std::string compilerOutcome;
   /// `T0 -> T2 Allreduce` for every edge of a fusion whose checker plan matched.
   std::vector<std::string> matchedLowerings;

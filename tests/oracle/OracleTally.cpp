@@ -2,6 +2,7 @@
 #include "tests/oracle/OracleTally.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <stdexcept>
 
@@ -25,6 +26,63 @@ std::string section(const std::map<std::string, int64_t> &counts, const std::str
   return os.str();
 }
 
+/// Whether the chunked split `t` cuts otherwise than the plain one: a split
+/// enclosing it does not divide (docs/semantics.md, "Chunked splits").
+bool chunkedDiffersFromPlain(const Fusion &f, const Transform &t) {
+  for (const Transform *s = f.definition(t.inputs[0]); s; s = f.definition(s->inputs[0])) {
+    std::optional<int64_t> extent = f.id(s->inputs[0]).extent.asConstant();
+    std::optional<int64_t> factor = s->factor.asConstant();
+    if (extent && factor && *factor > 0 && *extent % *factor != 0)
+      return true;
+  }
+  return false;
+}
+
+/// Whether tensor `n`'s loop or allocation IDs come out of a chunked split
+/// that is not the plain one.
+bool hasUnevenChunkedSplit(const Fusion &f, TensorNum n) {
+  if (!f.hasTensor(n))
+    return false;
+  const TensorView &tv = f.tensor(n);
+  std::vector<IdNum> ids = tv.loop;
+  ids.insert(ids.end(), tv.allocation.begin(), tv.allocation.end());
+  while (!ids.empty()) {
+    const Transform *t = f.hasId(ids.back()) ? f.definition(ids.back()) : nullptr;
+    ids.pop_back();
+    if (!t)
+      continue;
+    if (t->chunked && chunkedDiffersFromPlain(f, *t))
+      return true;
+    ids.insert(ids.end(), t->inputs.begin(), t->inputs.end());
+  }
+  return false;
+}
+
+/// Keys `chunked-edge:...` for the edges with a chunked split that is not
+/// the plain one (below a split that does not divide) at either end:
+/// the verdict of each, how the plan of a fusion with it proved went, and
+/// the lowerings of those in matched plans.
+void countChunkedEdges(const OracleResult &r, std::map<std::string, int64_t> &counts) {
+  auto chunked = [&](TensorNum p, TensorNum c) {
+    return hasUnevenChunkedSplit(r.fusion, p) || hasUnevenChunkedSplit(r.fusion, c);
+  };
+  for (const EdgeVerdict &v : r.verdicts) {
+    if (!chunked(v.producer, v.consumer))
+      continue;
+    ++counts[word(std::string("chunked-edge:") + edgeResultStatusName(v.result))];
+    if (v.result != EdgeResult::Proved)
+      continue;
+    ++counts[word("chunked-edge:proved-plan-" + r.checkerOutcome)];
+    if (!v.steps.empty())
+      ++counts[word("chunked-edge:multi-step-proved-plan-" + r.checkerOutcome)];
+  }
+  for (const std::string &l : r.matchedLowerings) { // `T0 -> T2 Allreduce`
+    TensorNum p = 0, c = 0;
+    if (std::sscanf(l.c_str(), "T%d -> T%d", &p, &c) == 2 && chunked(p, c))
+      ++counts[word("chunked-edge:matched-lowering:" + l.substr(l.rfind(' ') + 1))];
+  }
+}
+
 /// Whether some key starts with `prefix`.
 bool anyKey(const std::map<std::string, int64_t> &counts, const std::string &prefix) {
   return std::any_of(counts.begin(), counts.end(),
@@ -46,6 +104,7 @@ void OracleTally::add(const OracleResult &r) {
     ++counts_[word("choice:" + c)];
   for (const std::string &l : r.matchedLowerings)
     ++counts_[word("lowering:" + l.substr(l.rfind(' ') + 1))];
+  countChunkedEdges(r, counts_);
   for (const std::string &f : specFeatures(r.spec)) {
     ++counts_[word("feature:" + f)];
     if (r.checkerOutcome == "matched")
@@ -95,6 +154,10 @@ std::string OracleTally::summary() const {
      << section(counts_, "compiler:");
   os << "compiler choices:\n" << section(counts_, "choice:");
   os << "lowerings of edges in matched plans:\n" << section(counts_, "lowering:");
+  if (anyKey(counts_, "chunked-edge:"))
+    os << "edges with a chunked split below an uneven one at either end (verdicts; proved ones "
+          "by their fusion's plan; lowerings in matched plans):\n"
+       << section(counts_, "chunked-edge:");
   if (anyKey(counts_, "ring:"))
     os << "CollectivePermute rings (judged by the generator's run of each):\n"
        << section(counts_, "ring:");

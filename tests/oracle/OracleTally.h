@@ -5,6 +5,10 @@
 // Keys: `fusions`; `checker:<outcome>` and `compiler:<outcome>`;
 // `choice:<kind>:<confirmed|refuted|unknown>` per compiler choice;
 // `lowering:<kind>` per edge of a fusion whose checker plan matched;
+// `chunked-edge:<verdict>`, `chunked-edge:proved-plan-<checker outcome>`
+// (`multi-step-proved-plan-...` for the planner's edges) and
+// `chunked-edge:matched-lowering:<kind>` per edge with a chunked split that
+// is not the plain one (below a split that does not divide) at either end;
 // `dtensor-wrong:<mutation>:<padded|plain>:<verdict>` per DTensor sequence
 // made wrong (Oracle::runDTensor);
 // `feature:<construct>` per generated fusion and `matched-feature:<construct>`

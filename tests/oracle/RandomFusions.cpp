@@ -48,6 +48,14 @@ AxisSpec broadcastAxis() {
   return AxisSpec{IterType::Broadcast, -1, std::nullopt};
 }
 
+/// A sharding by `did` in `style`, not nested.
+Shard shardOf(ParallelType did, ShardStyle style) {
+  Shard s;
+  s.did = did;
+  s.style = style;
+  return s;
+}
+
 const std::vector<CollectiveType> kCollectives = {
     CollectiveType::Allgather,     CollectiveType::Gather,    CollectiveType::Scatter,
     CollectiveType::Broadcast,     CollectiveType::Allreduce, CollectiveType::Reduce,
@@ -92,10 +100,11 @@ private:
   // --- Sizes and shardings. ---
   int newDim(int mesh);
   int constantDim(int64_t extent);
-  std::optional<Shard> shardFor(int dim, ParallelType did, int mesh);
+  void drawNesting(int dim, int mesh);
+  std::optional<Shard> shardFor(int dim, ParallelType did, int mesh, bool follow);
   void drawShards(TensorSpec &t);
   void nestShard(AxisSpec &a, const std::vector<ParallelType> &dids, std::set<ParallelType> &used,
-                 int m);
+                 int m, bool follow);
   void drawAllocation(TensorSpec &t);
 
   // --- Tensors. ---
@@ -103,6 +112,7 @@ private:
   std::vector<AxisSpec> dataAxes(int tensor) const;
   int newInput(std::vector<AxisSpec> axes, int mesh);
   int meshFor(int tensor) const { return spec_.tensors[static_cast<size_t>(tensor)].mesh; }
+  bool nestsChunked(int tensor) const;
   void addExpr(ExprSpec e) { spec_.exprs.push_back(std::move(e)); }
 
   // --- Ops: each consumes `cur` and returns the output it adds. ---
@@ -130,6 +140,14 @@ private:
   RandomFusionOptions options_;
   FusionSpec spec_;
   std::map<int, std::optional<ParallelType>> preferred_; ///< Per size: the DID most axes follow.
+  /// Per size: the nesting below its preferred DID that the axes following
+  /// it mostly take (no DID: none), so that nested shardings, chunked ones
+  /// included, line up across producers and consumers.
+  struct Nesting {
+    std::optional<ParallelType> did;
+    bool chunked = false;
+  };
+  std::map<int, Nesting> nesting_;
   /// Drawing a Set's consumer that reshards on its mesh: its axes ignore
   /// the preferred DIDs, so that several DIDs move at once (the multi-step
   /// planner's edges).
@@ -213,7 +231,21 @@ int Generator::newDim(int m) {
   spec_.dims.push_back(d);
   int index = static_cast<int>(spec_.dims.size()) - 1;
   preferred_[index] = draw_.percent(55) ? std::optional(draw_.pick(didsOf(m))) : std::nullopt;
+  drawNesting(index, m);
   return index;
+}
+
+/// Sometimes a preferred nesting for size `dim`: a second DID of `m` below
+/// its preferred one, chunked (for a constant size) or not.
+void Generator::drawNesting(int dim, int m) {
+  std::vector<ParallelType> others = didsOf(m);
+  std::erase(others, preferred_[dim].value_or(ParallelType::Serial));
+  if (!preferred_[dim] || others.empty() || !draw_.percent(50))
+    return;
+  Nesting &n = nesting_[dim];
+  n.did = draw_.pick(others);
+  n.chunked =
+      !spec_.dims[static_cast<size_t>(dim)].symbolic && draw_.percent(options_.chunkedPercent);
 }
 
 int Generator::constantDim(int64_t extent) {
@@ -221,17 +253,23 @@ int Generator::constantDim(int64_t extent) {
   return static_cast<int>(spec_.dims.size()) - 1;
 }
 
-std::optional<Shard> Generator::shardFor(int dim, ParallelType did, int m) {
+/// A sharding of size `dim` by `did`, or none for a split that does not
+/// divide (mostly). Axes that follow the size's DID (`follow`), or reshard,
+/// keep such a split more often where the size nests chunked: a nested
+/// uneven sharding there is what chunked splits are for.
+std::optional<Shard> Generator::shardFor(int dim, ParallelType did, int m, bool follow) {
   const int64_t s = axisSize(m, did);
   const Dim &d = spec_.dims[static_cast<size_t>(dim)];
   if (d.extent == s && draw_.percent(50))
-    return Shard{did, ShardStyle::Logical};
+    return shardOf(did, ShardStyle::Logical);
   bool divides = d.extent % s == 0;
-  if (!divides && !draw_.percent(options_.unevenPercent))
+  bool keepUneven = draw_.percent(options_.unevenPercent) ||
+                    ((follow || reshard_) && nesting_[dim].chunked && draw_.percent(85));
+  if (!divides && !keepUneven)
     return std::nullopt;
   if (!d.symbolic && divides && draw_.percent(15))
-    return Shard{did, ShardStyle::InnerSplit};
-  return Shard{did, ShardStyle::OuterSplit};
+    return shardOf(did, ShardStyle::InnerSplit);
+  return shardOf(did, ShardStyle::OuterSplit);
 }
 
 /// Shards `t`'s axes on its mesh: each axis mostly follows its size's
@@ -251,7 +289,7 @@ void Generator::drawShards(TensorSpec &t) {
       continue; // Root IDs of the merge: the merged ID carries the sharding.
     if (a.type == IterType::Broadcast) {
       if (draw_.percent(25))
-        a.shard = Shard{draw_.pick(dids), ShardStyle::Logical};
+        a.shard = shardOf(draw_.pick(dids), ShardStyle::Logical);
       continue;
     }
     std::optional<ParallelType> did = preferred_[a.dim];
@@ -262,37 +300,51 @@ void Generator::drawShards(TensorSpec &t) {
       if (used.count(*did) || !draw_.percent(reshard_ ? 70 : 12))
         continue;
     }
-    a.shard = shardFor(a.dim, *did, t.mesh);
+    a.shard = shardFor(a.dim, *did, t.mesh, follow);
     if (a.shard)
       used.insert(*did);
-    if (a.shard && a.shard->style == ShardStyle::OuterSplit && a.type == IterType::Iteration &&
-        draw_.percent(60))
-      nestShard(a, dids, used, t.mesh);
+    if (a.shard && a.shard->style == ShardStyle::OuterSplit && a.type == IterType::Iteration)
+      nestShard(a, dids, used, t.mesh, follow);
   }
   if (t.mergeAt >= 0 && draw_.percent(50)) {
     ParallelType did = draw_.pick(dids);
     if (!used.count(did))
-      t.mergedShard = shardFor(t.mergedDim, did, t.mesh);
+      t.mergedShard = shardFor(t.mergedDim, did, t.mesh, false);
   }
 }
 
-/// Cuts the local part of `a`'s outer split again with a DID `used` does not
-/// hold yet, when that divides (or, seldom, when it does not and the size is
-/// constant: a padded nested sharding).
+/// Often cuts the local part of `a`'s outer split again with a DID `used`
+/// does not hold yet: an axis that follows its size's DID (`follow`) mostly
+/// takes the size's nesting, others draw one (now and then chunked, on a
+/// constant size). A cut that does not divide is kept when chunked, else
+/// seldom (a padded nested sharding).
 void Generator::nestShard(AxisSpec &a, const std::vector<ParallelType> &dids,
-                          std::set<ParallelType> &used, int m) {
+                          std::set<ParallelType> &used, int m, bool follow) {
   std::vector<ParallelType> free;
   std::copy_if(dids.begin(), dids.end(), std::back_inserter(free),
                [&](ParallelType t) { return !used.count(t); });
-  if (free.empty())
-    return;
-  ParallelType did = draw_.pick(free);
+  const Nesting &preferred = nesting_[a.dim];
   const Dim &d = spec_.dims[static_cast<size_t>(a.dim)];
+  ParallelType did;
+  bool chunked;
+  const bool preferredFree =
+      preferred.did && std::find(free.begin(), free.end(), *preferred.did) != free.end();
+  if (follow && preferredFree && draw_.percent(80)) {
+    did = *preferred.did;
+    chunked = preferred.chunked;
+  } else {
+    if (free.empty() || !draw_.percent(60))
+      return;
+    did = draw_.pick(free);
+    chunked = !d.symbolic && draw_.percent(preferred.chunked ? 80 : options_.chunkedPercent / 2);
+  }
   const int64_t outer = axisSize(m, a.shard->did), local = (d.extent + outer - 1) / outer;
   bool divides = d.extent % outer == 0 && local % axisSize(m, did) == 0;
-  if (!divides && (d.symbolic || !draw_.percent(options_.unevenPercent)))
+  if (!divides && !chunked && (d.symbolic || !draw_.percent(options_.unevenPercent)))
     return;
   a.shard->nested = did;
+  a.shard->chunked = chunked;
+  a.shard->chunkedOuter = chunked && draw_.percent(30);
   used.insert(did);
 }
 
@@ -337,6 +389,13 @@ std::vector<AxisSpec> Generator::dataAxes(int tensor) const {
   return logical;
 }
 
+/// Whether an axis of `tensor` nests by a chunked split.
+bool Generator::nestsChunked(int tensor) const {
+  const std::vector<AxisSpec> &axes = spec_.tensors[static_cast<size_t>(tensor)].axes;
+  return std::any_of(axes.begin(), axes.end(),
+                     [](const AxisSpec &a) { return a.shard && a.shard->chunked; });
+}
+
 int Generator::newInput(std::vector<AxisSpec> axes, int m) {
   TensorSpec t;
   t.axes = std::move(axes);
@@ -362,7 +421,8 @@ int Generator::opUnary(int cur) {
     out.mesh = secondMesh(out.mesh);
   // Now and then an op nothing models (a scan): never provable as pointwise.
   std::string op = isSet ? "Set" : draw_.percent(6) ? "cumsum" : draw_.pick(kUnaryOps);
-  reshard_ = isSet && out.mesh == meshFor(cur) && draw_.percent(40);
+  // Resharding a chunked nesting: the planner's chunked intermediates.
+  reshard_ = isSet && out.mesh == meshFor(cur) && draw_.percent(nestsChunked(cur) ? 80 : 40);
   int o = add(std::move(out));
   reshard_ = false;
   addExpr(exprOf(isSet ? OpKind::Set : OpKind::Unary, op, {cur}, o));
@@ -499,7 +559,7 @@ void Generator::forceOperandShards(int a, int b, int k, int combo) {
       preferred_[axis.dim] = did;
       bool logical = spec_.dims[static_cast<size_t>(axis.dim)].extent == axisSize(t.mesh, did) &&
                      draw_.percent(50);
-      axis.shard = Shard{did, logical ? ShardStyle::Logical : ShardStyle::OuterSplit};
+      axis.shard = shardOf(did, logical ? ShardStyle::Logical : ShardStyle::OuterSplit);
     }
   }
 }
@@ -625,7 +685,7 @@ void Generator::forceShard(TensorSpec &t, size_t position, ParallelType did) {
   AxisSpec &a = t.axes[position];
   const Dim &d = spec_.dims[static_cast<size_t>(a.dim)];
   bool logical = d.extent == axisSize(t.mesh, did) && draw_.percent(50);
-  a.shard = Shard{did, logical ? ShardStyle::Logical : ShardStyle::OuterSplit};
+  a.shard = shardOf(did, logical ? ShardStyle::Logical : ShardStyle::OuterSplit);
 }
 
 /// The Communication a compiler would write for `type`, shaping the
@@ -846,16 +906,22 @@ void SpecBuilder::applyShard(IdNum id, const std::optional<Shard> &shard, int me
   }
   const int64_t s = spec_.meshes[static_cast<size_t>(mesh)].extentOf(shard->did);
   std::optional<int64_t> extent = d.extent.asConstant();
+  // Chunked splits need a constant extent (a spec edited by hand may lack one).
+  const bool chunked = shard->chunked && extent;
+  auto outerSplit = [&](IdNum in, int64_t factor, bool chunkedSplit, ParallelType did) {
+    return chunkedSplit ? b_.chunkedSplit(in, factor, did)
+                        : b_.split(in, factor, /*innerSplit=*/false, did);
+  };
   FusionBuilder::SplitIds ids;
   if (shard->style == ShardStyle::InnerSplit && extent && *extent % s == 0 && *extent >= s)
     ids = b_.split(id, *extent / s, /*innerSplit=*/true, shard->did);
   else
-    ids = b_.split(id, s, /*innerSplit=*/false, shard->did);
+    ids = outerSplit(id, s, chunked && shard->chunkedOuter, shard->did);
   loop.push_back(ids.outer);
   deviceIds.push_back(ids.outer);
   if (shard->nested && shard->style == ShardStyle::OuterSplit) {
     const int64_t t = spec_.meshes[static_cast<size_t>(mesh)].extentOf(*shard->nested);
-    auto cut = b_.split(ids.inner, t, /*innerSplit=*/false, *shard->nested);
+    auto cut = outerSplit(ids.inner, t, chunked, *shard->nested);
     loop.push_back(cut.outer);
     deviceIds.push_back(cut.outer);
     ids.inner = cut.inner;
@@ -1068,11 +1134,19 @@ std::set<std::string> specFeatures(const FusionSpec &spec) {
       if (!a.shard || t.mesh < 0)
         continue;
       f.insert(shardName(a));
-      if (a.shard->nested)
-        f.insert("shard:nested");
       const int64_t s = spec.meshes[static_cast<size_t>(t.mesh)].extentOf(a.shard->did);
-      if (a.type == IterType::Iteration && spec.dims[static_cast<size_t>(a.dim)].extent % s != 0)
+      const bool uneven =
+          a.type == IterType::Iteration && spec.dims[static_cast<size_t>(a.dim)].extent % s != 0;
+      if (uneven)
         f.insert("size:uneven");
+      if (!a.shard->nested || a.shard->style != ShardStyle::OuterSplit)
+        continue;
+      f.insert("shard:nested");
+      if (a.shard->chunked)
+        // Only below an outer split that does not divide is it not the plain nesting.
+        f.insert(uneven ? "shard:chunked-uneven" : "shard:chunked-even");
+      if (a.shard->chunked && a.shard->chunkedOuter)
+        f.insert("shard:chunked-outer");
     }
     if (t.mergedShard)
       f.insert("shard:merged");

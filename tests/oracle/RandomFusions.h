@@ -15,12 +15,14 @@
 //   of two adjacent axes);
 // - shardings on logical IDs, outer (loop) splits by the mesh size with the
 //   DID on the outer output (sometimes nested: a second DID outer-splitting
-//   the inner part), or the equivalent inner split; on reduction IDs
-//   (a partial sum, as nvFuser marks a sharded contraction) and on broadcast
-//   IDs (vacuous); each size has a preferred DID that most of its axes
-//   follow, so that both consistent and resharding edges are common; some
-//   Sets on one mesh draw their consumer's DIDs afresh (several DIDs move at
-//   once: the multi-step planner's edges);
+//   the inner part, plain or a chunked split, torch.chunk's nesting), or the
+//   equivalent inner split; on reduction IDs (a partial sum, as nvFuser marks
+//   a sharded contraction) and on broadcast IDs (vacuous); each size has a
+//   preferred DID that most of its axes follow, and sometimes a preferred
+//   nesting below it (a second DID, chunked or not), so that both consistent
+//   and resharding edges are common, nested uneven ones included; some Sets
+//   on one mesh draw their consumer's DIDs afresh (several DIDs move at once:
+//   the multi-step planner's edges, from and to chunked nestings too);
 // - 1-D, 2-D and 3-D meshes of up to 8 devices with permuted device ids, a
 //   second mesh for some tensors (a single device, a disjoint or reversed
 //   mesh), occasionally no mesh;
@@ -68,6 +70,14 @@ struct Shard {
   /// again by its mesh axis size, a nested sharding (DTensor's Shard(d) on
   /// two mesh dims) that needs no allocation domain.
   std::optional<ParallelType> nested;
+  /// With `nested`, on a size of constant extent: the nested cut is a chunked
+  /// split (ir/Fusion.h Transform::chunked, torch.chunk's nesting): it cuts
+  /// the rows each outer device holds, which differs from the plain nesting
+  /// where the outer split does not divide.
+  bool chunked = false;
+  /// With `chunked`: the outer split is a chunked split too (the same as the
+  /// plain one at the outermost level, docs/semantics.md "Chunked splits").
+  bool chunkedOuter = false;
 };
 
 /// One global size; the axes of different tensors that must agree share it.
@@ -127,8 +137,12 @@ struct RandomFusionOptions {
   int maxExprs = 4;
   int symbolicPercent = 12; ///< Chance a new size is symbolic.
   int unevenPercent = 8;    ///< Chance a non-dividing device split is kept.
-  int hostIrPercent = 22;   ///< Chance of a host IR fusion with a Communication.
-  int integerRange = 2;     ///< The oracle's inputs are nonzero integers in [-n, n].
+  /// Chance a size of constant extent with a preferred nesting nests by
+  /// chunked splits (its axes then keep a device split that does not divide
+  /// more often); half of it: a nesting drawn at random is chunked.
+  int chunkedPercent = 60;
+  int hostIrPercent = 22; ///< Chance of a host IR fusion with a Communication.
+  int integerRange = 2;   ///< The oracle's inputs are nonzero integers in [-n, n].
 };
 
 /// The spec drawn from `seed`.
