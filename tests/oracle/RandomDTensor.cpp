@@ -226,7 +226,7 @@ void addModelledSequence(dtensor::DTensorCase c, dtensor::DTensorBackend backend
     return;
   }
   if (model.plan->steps.empty()) {
-    r.sequence = "DTensor does not redistribute";
+    r.sequence = kNoRedistribute;
     return;
   }
   c.issued = *model.plan;
@@ -241,6 +241,21 @@ void addModelledSequence(dtensor::DTensorCase c, dtensor::DTensorBackend backend
   }
 }
 
+/// Whether `ps` nests a shard inside a level that does not divide (7 rows
+/// on [Shard(0), Shard(0)] of 2x2: 4, 3, then 2, 2 | 2, 1).
+bool nestsUnevenly(const dtensor::DTensorCase &c, const dtensor::Placements &ps) {
+  for (const auto &[d, dims] : dtensor::shardOrder(c, ps)) {
+    int64_t extent = c.shape[d];
+    for (size_t j = 0; j + 1 < dims.size(); ++j) {
+      int64_t n = c.mesh.shape()[dims[j]];
+      if (extent % n != 0)
+        return true;
+      extent /= n;
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 DTensorDraw randomDTensor(uint64_t seed) {
@@ -250,6 +265,7 @@ DTensorDraw randomDTensor(uint64_t seed) {
   dtensor::DTensorCase c = dtensor::readDTensorCase(r.document, "oracle-dtensor.json");
   try {
     r.fusions.push_back(std::move(dtensor::dtensorToDocument(c).fusions.at(0)));
+    r.nestedUneven = nestsUnevenly(c, c.source) || nestsUnevenly(c, c.target);
   } catch (const InputError &e) {
     r.rejected = e.diagnostic().message;
     return r;
