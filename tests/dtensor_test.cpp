@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 using namespace shardcheck;
@@ -52,6 +53,18 @@ std::pair<std::string, int> errorOf(const std::string &text) {
     return {e.diagnostic().code, e.diagnostic().loc.line};
   }
   return {"", 0};
+}
+
+/// Expects `map` to throw a `dtensor-unmapped` InputError whose message
+/// contains `part`.
+void expectUnmapped(const std::function<void()> &map, const std::string &part) {
+  try {
+    map();
+    ADD_FAILURE() << "not rejected";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.diagnostic().code, "dtensor-unmapped");
+    EXPECT_NE(e.diagnostic().message.find(part), std::string::npos) << e.diagnostic().message;
+  }
 }
 
 } // namespace
@@ -294,16 +307,9 @@ TEST(DTensorToIr, RefusesNestedUnevenCountsThatAreNotTheGroupsPadding) {
   // 1 column: rejected at the collective, naming the rank and both counts.
   std::string file = std::string(SHARDCHECK_SOURCE_DIR) +
                      "/corpus/dtensor/hw_2d_s1s1_uneven_nested_wrong_count.json";
-  try {
-    readInputDocument(readInputFile(file), file);
-    FAIL() << "not rejected";
-  } catch (const InputError &e) {
-    EXPECT_EQ(e.diagnostic().code, "dtensor-unmapped");
-    EXPECT_NE(e.diagnostic().message.find("the all_gather of rank 2 moved 18 elements in and 36 "
-                                          "out, but the mapped buffers hold 9 and 18"),
-              std::string::npos)
-        << e.diagnostic().message;
-  }
+  expectUnmapped([&] { readInputDocument(readInputFile(file), file); },
+                 "the all_gather of rank 2 moved 18 elements in and 36 out, but the mapped "
+                 "buffers hold 9 and 18");
 }
 
 TEST(DTensorToIr, RefusesAGroupWhoseMembersPassDifferentSizes) {
@@ -315,16 +321,9 @@ TEST(DTensorToIr, RefusesAGroupWhoseMembersPassDifferentSizes) {
   DTensorCase c = readDTensorCase(readInputFile(file), file);
   for (RankCall &r : c.issued->collectives[0].ranks)
     r.group = groupAlong(c.mesh, 0, r.rank);
-  try {
-    dtensorToDocument(c);
-    FAIL() << "not rejected";
-  } catch (const InputError &e) {
-    EXPECT_EQ(e.diagnostic().code, "dtensor-unmapped");
-    EXPECT_NE(e.diagnostic().message.find("of ranks 0 and 2, one group, passes buffers of "
-                                          "different sizes (18 and 9 elements in"),
-              std::string::npos)
-        << e.diagnostic().message;
-  }
+  expectUnmapped([&] { dtensorToDocument(c); },
+                 "of ranks 0 and 2, one group, passes buffers of different sizes (18 and 9 "
+                 "elements in");
 }
 
 TEST(DTensorInput, NotesDTensorsBytesPerRank) {
@@ -458,34 +457,23 @@ TEST(DTensorInput, APaddedCollectiveOverTheWrongGroupsIsRefutedAtItsStep) {
   // DTensor's padded all_gather of uneven rows (hand-edited: over the other
   // mesh dim's groups): refuted as DTensor's own collective, at step 0, with
   // the device, the global index and the slot; a padded gather over the
-  // right groups (the next step) confirmed.
-  std::string file =
-      std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/dtensor/hw_2d_s0s0_uneven_wrong_groups.json";
-  auto run = shardcheck::testing::checkShardingTool({file});
-  EXPECT_EQ(run.status, 1);
-  EXPECT_NE(
-      run.out.find("host IR Communication 0, Allgather+pad over teams (0 2)(1 3), is refuted"),
-      std::string::npos)
-      << run.out;
-  EXPECT_NE(run.out.find("counterexample: device "), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("'s padded buffer, which does not hold it there"), std::string::npos)
-      << run.out;
-}
-
-TEST(DTensorInput, ACollectiveOverTheWrongGroupsOfANestedUnevenShardIsRefuted) {
-  // 7 rows nested unevenly on 2x2, every group padded to 2 rows; step 0's
-  // all_gather hand-edited to run over mesh dim 0's groups: refuted with
-  // the device, the global index and the step.
-  std::string file = std::string(SHARDCHECK_SOURCE_DIR) +
-                     "/corpus/dtensor/hw_2d_s0s0_uneven_nested_wrong_groups.json";
-  auto run = shardcheck::testing::checkShardingTool({file});
-  EXPECT_EQ(run.status, 1);
-  EXPECT_NE(
-      run.out.find("host IR Communication 0, Allgather+pad over teams (0 2)(1 3), is refuted"),
-      std::string::npos)
-      << run.out;
-  EXPECT_NE(run.out.find("counterexample: device 0 needs T0[2, 0] for T1[2, 0]"), std::string::npos)
-      << run.out;
+  // right groups (the next step) confirmed. The same on a nested uneven
+  // shard (7 rows on 2x2, every group padded to 2 rows).
+  for (const auto &[name, counterexample] :
+       {std::pair{"hw_2d_s0s0_uneven_wrong_groups.json", "counterexample: device "},
+        std::pair{"hw_2d_s0s0_uneven_nested_wrong_groups.json",
+                  "counterexample: device 0 needs T0[2, 0] for T1[2, 0]"}}) {
+    std::string file = std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/dtensor/" + name;
+    auto run = shardcheck::testing::checkShardingTool({file});
+    EXPECT_EQ(run.status, 1);
+    EXPECT_NE(
+        run.out.find("host IR Communication 0, Allgather+pad over teams (0 2)(1 3), is refuted"),
+        std::string::npos)
+        << run.out;
+    EXPECT_NE(run.out.find(counterexample), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("'s padded buffer, which does not hold it there"), std::string::npos)
+        << run.out;
+  }
 }
 
 TEST(DTensorInput, CheckShardingSetsBothPlansBytesPerRankSideBySide) {
