@@ -335,6 +335,12 @@ std::vector<OracleResult> Oracle::runDTensor(uint64_t seed) {
   if (draw.nestedUneven && !results.empty()) {
     if (!draw.wrongRejected.empty())
       results.front().dtensorNested.push_back("wrong-collective:" + wrongKey(draw) + "rejected");
+    if (!draw.uniformCounts.empty())
+      results.front().dtensorNested.push_back("uniform-counts:" + draw.uniformCounts);
+    if (draw.uniformCounts == "mapped")
+      results.front().violations.push_back(
+          {"dtensor-uniform-counts-mapped",
+           "DTensor's sequence with the uniform padding DTensor does not do is mapped"});
     results.front().dtensorNested.push_back(
         "sequence-mapped:" + std::string(draw.fusions.size() > 1            ? "yes"
                                          : draw.sequence == kNoRedistribute ? "no-steps"

@@ -95,7 +95,8 @@ struct OracleResult {
   /// nestedUneven): `<transition|sequence|wrong>:<outcome>` keys (its
   /// checker outcome, `choice:<choice>` per compiler choice, the wrong
   /// collective's verdict), and on the draw's first result
-  /// `sequence-mapped:<yes|no|no-steps>`; empty for other fusions.
+  /// `sequence-mapped:<yes|no|no-steps>` and `uniform-counts:<rejected|plain-edge|mapped>`
+  /// (DTensorDraw::uniformCounts; mapped is a violation); empty for other fusions.
   std::vector<std::string> dtensorNested;
   /// Lines describing the runs (for the report).
   std::vector<std::string> runLog;

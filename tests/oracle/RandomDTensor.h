@@ -54,6 +54,13 @@ struct DTensorDraw {
   /// Whether the source or the target nests a shard inside a level that
   /// does not divide (DTensor pads each group by its own chunk there).
   bool nestedUneven = false;
+  /// For such a draw whose modelled sequence has a collective whose ranks
+  /// pass different sizes (each group padded by its own chunk): whether
+  /// that sequence with every rank given the largest group's shapes (the
+  /// uniform padding DTensor does not do) is `rejected` by the mapping, as
+  /// it must be where the collective is mapped, `plain-edge` (its step not
+  /// mapped as the collective) or `mapped`; else empty.
+  std::string uniformCounts;
 };
 
 /// DTensorDraw::sequence where the model's plan has no steps.
