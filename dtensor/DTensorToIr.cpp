@@ -102,62 +102,6 @@ std::map<int64_t, std::vector<int64_t>> shardOrder(const DTensorCase &c, const P
 
 namespace {
 
-/// torch.chunk's sizes of `extent` in `n` (ceiling chunks, the last ones
-/// short or empty), as "2, 1".
-std::string chunkSizes(int64_t extent, int64_t n) {
-  int64_t chunk = (extent + n - 1) / n;
-  std::string text;
-  for (int64_t i = 0; i < n; ++i)
-    text += (i ? ", " : "") + std::to_string(std::clamp<int64_t>(extent - i * chunk, 0, chunk));
-  return text;
-}
-
-/// Why a nested shard whose outer level does not divide has no faithful
-/// mapping, with the sizes of the first outer chunk that is short: DTensor
-/// chunks the rows that rank holds, a nested IR split the outer ceiling
-/// chunk (the rows past the end stay empty), so the two place rows apart.
-std::string unevenNestingWhy(int64_t extent, int64_t outer, int64_t inner) {
-  int64_t chunk = (extent + outer - 1) / outer, j = 0;
-  while (j + 1 < outer && extent - j * chunk >= chunk)
-    ++j;
-  int64_t held = std::clamp<int64_t>(extent - j * chunk, 0, chunk);
-  if (held == 0) // Full chunks, then empty ones: the two agree, but no IR split says so.
-    return "its chunks are " + chunkSizes(extent, outer) +
-           " rows, and the mapping nests a shard only inside a level that divides";
-  return "its chunk " + std::to_string(j) + " holds " + std::to_string(held) + " of " +
-         std::to_string(chunk) + " rows; DTensor chunks the rows a rank holds (" +
-         std::to_string(held) + " into " + chunkSizes(held, inner) +
-         "), a nested IR split chunks the outer ceiling chunk (" + std::to_string(chunk) +
-         " into " + chunkSizes(chunk, inner) +
-         ", rows past the end left empty), so the two "
-         "place rows on different devices";
-}
-
-/// The first nested shard of `l` whose outer level does not divide, as the
-/// mesh dim of that level and why DTensor's chunking differs from a plain
-/// nested split there; nullopt when every outer level divides. The mapping
-/// writes such levels as chunked splits (TensorMaker); the recorded-step
-/// chain still refuses them (StepChain::build).
-std::optional<std::pair<int64_t, std::string>> unevenNesting(const DTensorCase &c,
-                                                             const Layout &l) {
-  for (const auto &[d, dims] : l.order) {
-    int64_t extent = c.shape[d];
-    for (size_t j = 0; j + 1 < dims.size(); ++j) {
-      int64_t n = c.mesh.shape()[dims[j]];
-      if (extent % n != 0)
-        return std::pair{
-            dims[j], "tensor dim " + std::to_string(d) + " (size " + std::to_string(c.shape[d]) +
-                         ") is sharded on mesh dims nested unevenly: mesh dim " +
-                         std::to_string(dims[j]) + " splits " + std::to_string(extent) + " by " +
-                         std::to_string(n) + " with mesh dim " + std::to_string(dims[j + 1]) +
-                         " nested inside; " +
-                         unevenNestingWhy(extent, n, c.mesh.shape()[dims[j + 1]])};
-      extent /= n;
-    }
-  }
-  return std::nullopt;
-}
-
 Layout layoutOf(const DTensorCase &c, const Placements &ps) {
   int rank = c.mesh.rank();
   if (static_cast<int>(ps.perMeshDim.size()) != rank)
@@ -240,11 +184,11 @@ public:
       logical.push_back(cur);
       std::vector<IdNum> leaves;
       auto it = l.order.find(static_cast<int64_t>(d));
+      bool outerUneven = false;
       if (it != l.order.end()) {
         // Below a level that does not divide, DTensor chunks the rows a rank
         // holds: a chunked split (docs/semantics.md, Chunked splits).
         // Elsewhere the plain split is the same and nvFuser's own.
-        bool outerUneven = false;
         int64_t extent = c_.shape[d];
         for (int64_t k : it->second) {
           int64_t n = c_.mesh.shape()[k];
@@ -257,7 +201,10 @@ public:
         }
       }
       if (l.rankMajor && l.rankMajor->first == static_cast<int64_t>(d)) {
-        auto s = fb_.split(cur, l.rankMajor->second, /*innerSplit=*/false);
+        // DTensor packs the rows the rank holds into n chunks of its own
+        // ceiling (the group's chunk): chunked below an uneven level too.
+        auto s = outerUneven ? fb_.chunkedSplit(cur, l.rankMajor->second, ParallelType::Serial)
+                             : fb_.split(cur, l.rankMajor->second, /*innerSplit=*/false);
         packed.push_back(s.outer);
         cur = s.inner;
       }
@@ -566,17 +513,21 @@ std::optional<CollectiveType> collectiveOf(const std::string &kind) {
 
 namespace {
 
-/// Whether the split of tensor dim d by mesh dim k divides in `l` (the
-/// extent at k's level, all outer levels dividing by requireFaithfulNesting).
+/// Whether the split of tensor dim d by mesh dim k divides in `l`: its level
+/// and every level outside it divide (below an uneven level, a group's rows
+/// need not divide even where the ceiling chunk does: 9 over 2 is 5 and 4).
 bool evenAt(const DTensorCase &c, const Layout &l, int64_t d, int64_t k) {
   int64_t extent = c.shape[d];
   auto it = l.order.find(d);
   if (it == l.order.end())
     return true;
   for (int64_t m : it->second) {
+    int64_t n = c.mesh.shape()[m];
+    if (extent % n != 0)
+      return false;
     if (m == k)
-      return extent % c.mesh.shape()[k] == 0;
-    extent /= c.mesh.shape()[m];
+      return true;
+    extent /= n;
   }
   return true;
 }
@@ -600,59 +551,84 @@ int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-/// The element count of `l`'s buffer on `device` as DTensor holds it:
-/// torch.chunk's sizes at every level (the outer levels divide,
-/// requireFaithfulNesting says so), except the dims in `padded`, which
-/// DTensor pads before a collective (`pad_tensor`): each level's ceilDiv
-/// chunk, and a packing (rank-major, padTo) to its n chunks. The mapped
-/// tensor's buffer is the one with every dim padded (its slots).
-int64_t localCount(const DTensorCase &c, const Layout &l, int64_t device,
-                   const std::set<int64_t> &padded = {}) {
-  std::vector<int64_t> coords = c.mesh.coordinates(device);
-  int64_t count = 1;
+/// The extents of `l`'s buffer on the device at `coords`, one per tensor
+/// dim, as DTensor holds it: torch.chunk's sizes of the rows the rank holds
+/// at every level (nested uneven ones too), except in the dims of `padded`,
+/// which DTensor pads before a collective (`pad_tensor`) by the group's own
+/// chunk: the innermost level to the ceiling of the rows the enclosing
+/// levels leave the rank over n, or a packing (rank-major, padTo) to n such
+/// chunks. With `uniform`, every level's ceiling chunk of the ceiling chunk
+/// above it: the mapped tensor's slots (the same on every device).
+std::vector<int64_t> localExtents(const DTensorCase &c, const Layout &l,
+                                  const std::vector<int64_t> &coords,
+                                  const std::set<int64_t> &padded, bool uniform = false) {
+  std::vector<int64_t> extents;
   for (size_t d = 0; d < c.shape.size(); ++d) {
     int64_t extent = c.shape[d];
-    const bool pad = padded.count(static_cast<int64_t>(d)) > 0;
+    const bool pad = uniform || padded.count(static_cast<int64_t>(d)) > 0;
+    std::optional<int64_t> packing;
+    for (const auto &p : {l.rankMajor, l.padTo})
+      if (p && p->first == static_cast<int64_t>(d))
+        packing = p->second;
     auto it = l.order.find(static_cast<int64_t>(d));
-    if (it != l.order.end())
-      for (int64_t k : it->second) {
-        int64_t n = c.mesh.shape()[k], chunk = ceilDiv(extent, n);
-        extent = pad ? chunk : std::clamp<int64_t>(extent - coords[k] * chunk, 0, chunk);
-      }
-    for (const auto &packing : {l.rankMajor, l.padTo})
-      if (pad && packing && packing->first == static_cast<int64_t>(d))
-        extent = packing->second * ceilDiv(extent, packing->second);
-    count *= extent;
+    const size_t levels = it == l.order.end() ? 0 : it->second.size();
+    for (size_t j = 0; j < levels; ++j) {
+      int64_t k = it->second[j], n = c.mesh.shape()[k], chunk = ceilDiv(extent, n);
+      bool padHere = uniform || (pad && !packing && j + 1 == levels);
+      extent = padHere ? chunk : std::clamp<int64_t>(extent - coords[k] * chunk, 0, chunk);
+    }
+    if (pad && packing)
+      extent = *packing * ceilDiv(extent, *packing);
+    extents.push_back(extent);
   }
-  return count;
+  return extents;
+}
+
+/// A recorded shape's element count; -1 when it overflows (it then matches
+/// no mapped buffer).
+int64_t elementsOf(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    if (__builtin_mul_overflow(n, s, &n))
+      return -1;
+  return n;
+}
+
+/// The element count of `l`'s buffer on `device` as DTensor holds it
+/// (localExtents).
+int64_t localCount(const DTensorCase &c, const Layout &l, int64_t device,
+                   const std::set<int64_t> &padded = {}) {
+  return elementsOf(localExtents(c, l, c.mesh.coordinates(device), padded));
 }
 
 /// Whether DTensor's buffer of `l`, padded in `padded`, is the mapped
-/// tensor's on every device: no other dim is sharded unevenly.
+/// tensor's on every device: no dim is sharded unevenly but the padded
+/// ones, and no group's chunk is short of the uniform one.
 bool paddedAsMapped(const DTensorCase &c, const Layout &l, const std::set<int64_t> &padded) {
-  std::set<int64_t> all;
-  for (size_t d = 0; d < c.shape.size(); ++d)
-    all.insert(static_cast<int64_t>(d));
+  const int64_t mapped =
+      elementsOf(localExtents(c, l, c.mesh.coordinates(c.mesh.devices().front()), {}, true));
   for (int64_t device : c.mesh.devices())
-    if (localCount(c, l, device, padded) != localCount(c, l, device, all))
+    if (localCount(c, l, device, padded) != mapped)
       return false;
   return true;
 }
 
-/// Whether DTensor's buffers of `l`, padded in `padded`, have one size on
+/// Whether DTensor's buffers of `l`, padded in `padded`, have one shape on
 /// every member of each team of mesh dim k (the devices whose coordinates
-/// differ in k only). Then DTensor's collective on them moves, once unpadded,
-/// the elements the padded collective on the mapped buffers moves: the
-/// members' buffers hold the same positions, and the mapped ones only add
-/// padding at the same places on every member.
+/// differ in k only). Each is then, dim by dim, a prefix of the mapped
+/// buffer's slots (the rows a rank holds sit at its first slots, and a
+/// group's chunk is at most the uniform one), the same on every member; so
+/// DTensor's collective on them (rank-major, as the mapped one) moves, once
+/// unpadded, the elements the padded collective on the mapped buffers moves:
+/// the mapped buffers only add padding at the same places on every member.
 bool uniformAlong(const DTensorCase &c, const Layout &l, const std::set<int64_t> &padded,
                   int64_t k) {
-  std::map<std::vector<int64_t>, int64_t> countOfTeam;
+  std::map<std::vector<int64_t>, std::vector<int64_t>> extentsOfTeam;
   for (int64_t device : c.mesh.devices()) {
     std::vector<int64_t> team = c.mesh.coordinates(device);
+    std::vector<int64_t> extents = localExtents(c, l, team, padded);
     team[k] = 0;
-    int64_t count = localCount(c, l, device, padded);
-    if (countOfTeam.emplace(team, count).first->second != count)
+    if (extentsOfTeam.emplace(team, extents).first->second != extents)
       return false;
   }
   return true;
@@ -673,16 +649,6 @@ std::optional<bool> paddedMapping(const DTensorCase &c, const Layout &l,
   return padded ? std::nullopt : std::optional<bool>(false);
 }
 
-/// A recorded shape's element count; -1 when it overflows (it then matches
-/// no mapped buffer).
-int64_t elementsOf(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t s : shape)
-    if (__builtin_mul_overflow(n, s, &n))
-      return -1;
-  return n;
-}
-
 std::string countText(int64_t n) {
   return n < 0 ? "more than 2^63" : std::to_string(n);
 }
@@ -696,14 +662,39 @@ void requireRecordedCounts(const DTensorCase &c, const IssuedCollective &coll,
   for (const RankCall &r : coll.ranks) {
     auto [in, out] = counts(r.rank);
     if (elementsOf(r.inputShape) != in || elementsOf(r.outputShape) != out)
-      unmapped(
-          "the " + coll.kind + " of rank " + std::to_string(r.rank) + " moved " +
-              countText(elementsOf(r.inputShape)) + " elements in and " +
-              countText(elementsOf(r.outputShape)) + " out, but the mapped buffers hold " +
-              std::to_string(in) + " and " + std::to_string(out) +
-              (padded ? " (DTensor's padding: each shard padded to its chunk ceil(L/n))" : "") +
-              ": the mapping does not model what DTensor did",
-          coll.loc);
+      unmapped("the " + coll.kind + " of rank " + std::to_string(r.rank) + " moved " +
+                   countText(elementsOf(r.inputShape)) + " elements in and " +
+                   countText(elementsOf(r.outputShape)) + " out, but the mapped buffers hold " +
+                   std::to_string(in) + " and " + std::to_string(out) +
+                   (padded ? " (DTensor's padding: each shard padded to its group's chunk, "
+                             "ceil(L/n) of the L rows the group holds)"
+                           : "") +
+                   ": the mapping does not model what DTensor did",
+               coll.loc);
+  }
+}
+
+/// Refuses a recorded collective one of whose groups passes buffers of
+/// different sizes: no one collective of DTensor's does (it pads every
+/// member of a group to one chunk), and the padded Communication stands for
+/// DTensor's only where each group's buffers are one prefix of the mapped
+/// ones (uniformAlong), which a group along another mesh dim than the
+/// step's need not be.
+void requireOneSizePerGroup(const IssuedCollective &coll) {
+  std::map<std::vector<int64_t>, std::pair<int64_t, const RankCall *>> inOfGroup;
+  for (const RankCall &r : coll.ranks) {
+    auto [it, fresh] = inOfGroup.emplace(r.group, std::pair{elementsOf(r.inputShape), &r});
+    const RankCall &first = *it->second.second;
+    if (!fresh && (it->second.first != elementsOf(r.inputShape) ||
+                   elementsOf(first.outputShape) != elementsOf(r.outputShape)))
+      unmapped("the " + coll.kind + " of ranks " + std::to_string(first.rank) + " and " +
+                   std::to_string(r.rank) + ", one group, passes buffers of different sizes (" +
+                   countText(elementsOf(first.inputShape)) + " and " +
+                   countText(elementsOf(r.inputShape)) + " elements in, " +
+                   countText(elementsOf(first.outputShape)) + " and " +
+                   countText(elementsOf(r.outputShape)) +
+                   " out): not one collective, so not DTensor's",
+               coll.loc);
   }
 }
 
@@ -717,7 +708,6 @@ public:
 
   Fusion build() {
     Layout layout = layoutOf(c_, c_.source);
-    refuseUnevenNesting(layout, [&](int64_t k) { return c_.source.perMeshDim[k].loc; });
     std::vector<Placement> current = c_.source.perMeshDim;
     TensorNum t = make_.make(layout, c_.source.loc);
     for (const IssuedStep &s : c_.issued->steps) {
@@ -738,16 +728,6 @@ public:
   }
 
 private:
-  /// DTensor pads each group of a nested uneven shard by its own chunk, so
-  /// its recorded buffers are not the chunked layout's uniform ones: such a
-  /// chain is not mapped (the transition itself is).
-  void refuseUnevenNesting(const Layout &l,
-                           const std::function<SourceLoc(int64_t)> &locOfMeshDim) const {
-    if (auto uneven = unevenNesting(c_, l))
-      unmapped("DTensor's recorded collectives on a nested uneven shard: " + uneven->second +
-                   "; its per-group padding has no mapping yet",
-               locOfMeshDim(uneven->first));
-  }
   Layout stepLayout(const Layout &from, const std::vector<Placement> &current,
                     const IssuedStep &s) const;
   TensorNum step(const IssuedStep &s, TensorNum in, const Layout &from, const Layout &to);
@@ -810,7 +790,6 @@ Layout StepChain::stepLayout(const Layout &from, const std::vector<Placement> &c
     next.partial.erase(k);
     next.reduced.insert(k);
   }
-  refuseUnevenNesting(next, [&](int64_t) { return s.loc; });
   return next;
 }
 
@@ -912,6 +891,7 @@ std::optional<bool> StepChain::recordedChunks(const IssuedCollective &coll, int6
         return gathers ? std::pair{one, n * one} : std::pair{n * one, one};
       },
       padded);
+  requireOneSizePerGroup(coll);
   return mapped;
 }
 

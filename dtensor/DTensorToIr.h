@@ -19,7 +19,12 @@
 //       a local copy into the step's placement; a local step is a copy. An
 //       avg collective (NCCL's ncclAvg) is the sum Communication, then the
 //       local `/` by the mesh dim's size.
-//       Recorded buffer sizes must be the mapped buffers' (else rejected).
+//       Recorded buffer sizes must be DTensor's buffers (else rejected):
+//       where a nested shard's outer level does not divide (chunked splits),
+//       DTensor pads each group by its own chunk, so its buffers are, in
+//       each group, one prefix of the mapped (uniform) ones, and the
+//       Communication is padded (docs/dtensor.md, "Nested uneven shards:
+//       each group's own padding").
 // Expressions and tensors are located at the JSON values they come from
 // (the step, the collective, the placements), so a verdict or
 // counterexample names the step.
@@ -35,15 +40,17 @@
 // a reduce op other than sum, avg, max and min, a change of reduce op (DTensor
 // keeps the local values: the tensor's value changes), max or min partials
 // reduced at once with another op, Shard -> Partial (DTensor refuses it too, except through
-// Replicate in its graph-based planner, which the mapping follows), nested
-// shards whose outer levels do not divide (DTensor chunks each level by its
-// local size, nvFuser splits by the global ceiling), a `_StridedShard` whose split factor is not
-// the product of the mesh dims nested outside it, meshes of more than 3
-// dims, a shard dim outside the tensor. A DTensor step that this mapping
-// cannot express as a collective on the IR's buffers (a padded collective on
-// uneven sizes, a reduction other than sum, a gather of a shard that is not
-// the innermost) becomes a plain edge: the checker then judges the step's
-// data movement but gives no verdict on DTensor's collective.
+// Replicate in its graph-based planner, which the mapping follows), a
+// `_StridedShard` whose split factor is not the product of the mesh dims
+// nested outside it, meshes of more than 3 dims, a shard dim outside the
+// tensor, recorded counts that are not DTensor's buffers or that differ
+// within one group. Nested shards whose outer levels do not divide are
+// chunked splits (DTensor chunks the rows each rank holds). A DTensor step
+// that this mapping cannot express as a collective on the IR's buffers (an
+// all_to_all on uneven sizes, a reduction other than the partial's, a
+// gather of a shard that is not the innermost) becomes a plain edge: the
+// checker then judges the step's data movement but gives no verdict on
+// DTensor's collective.
 //
 // This file does not check anything and does not read JSON.
 #pragma once

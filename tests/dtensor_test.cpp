@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 using namespace shardcheck;
@@ -52,6 +53,18 @@ std::pair<std::string, int> errorOf(const std::string &text) {
     return {e.diagnostic().code, e.diagnostic().loc.line};
   }
   return {"", 0};
+}
+
+/// Expects `map` to throw a `dtensor-unmapped` InputError whose message
+/// contains `part`.
+void expectUnmapped(const std::function<void()> &map, const std::string &part) {
+  try {
+    map();
+    ADD_FAILURE() << "not rejected";
+  } catch (const InputError &e) {
+    EXPECT_EQ(e.diagnostic().code, "dtensor-unmapped");
+    EXPECT_NE(e.diagnostic().message.find(part), std::string::npos) << e.diagnostic().message;
+  }
 }
 
 } // namespace
@@ -265,20 +278,52 @@ TEST(DTensorToIr, NestedUnevenShardsMapToChunkedSplits) {
     EXPECT_FALSE(t.chunked);
 }
 
-TEST(DTensorToIr, NestedUnevenRecordedStepsAreRejectedShowingBothChunkings) {
-  // DTensor's recorded collectives on 5 rows nested on 2x2: its per-group
-  // padding is not the chunked layout's buffer, so the steps stay unmapped.
-  try {
-    readInputDocumentFile(std::string(SHARDCHECK_SOURCE_DIR) +
-                          "/corpus/dtensor/rec_2d_s0s0_to_s1s1_uneven.json");
-    FAIL() << "not rejected";
-  } catch (const InputError &e) {
-    EXPECT_NE(e.diagnostic().message.find("its chunk 1 holds 2 of 3 rows; DTensor chunks the "
-                                          "rows a rank holds (2 into 1, 1), a nested IR split "
-                                          "chunks the outer ceiling chunk (3 into 2, 1"),
-              std::string::npos)
-        << e.diagnostic().message;
-  }
+TEST(DTensorInput, NestedUnevenRecordedStepsAreJudgedOnTheirGroupsPadding) {
+  // 5 columns nested on 2x2 (3, 2; then 2, 1 | 1, 1): DTensor pads each
+  // group of mesh dim 1 by its own chunk ([9, 2] and [9, 1]), the mapped
+  // buffers are the chunked layout's uniform ones; the all_gather is
+  // mapped padded, its gathered temporary a chunked rank-major split, and
+  // confirmed, as is the fallback's gather of step 1.
+  std::string file =
+      std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/dtensor/rec_2d_s1s1_to_s0s0_uneven.json";
+  InputDocument in = readInputDocument(readInputFile(file), file);
+  ASSERT_EQ(in.doc.fusions.size(), 2u);
+  const Fusion &steps = in.doc.fusions[1];
+  int chunkedPacks = 0;
+  for (const Transform &t : steps.transforms)
+    chunkedPacks += t.chunked && steps.id(t.outputs[0]).parallel == ParallelType::Serial;
+  EXPECT_GE(chunkedPacks, 1);
+  auto run = shardcheck::testing::checkShardingTool({file});
+  EXPECT_EQ(run.status, 0) << run.out;
+  for (const char *line :
+       {"host IR Communication 0, Allgather+pad over teams (0 1)(2 3), is confirmed",
+        "host IR Communication 1, Allgather+pad over teams (0 2)(1 3), is confirmed",
+        "rank 2: DTensor 156, shardcheck 126"})
+    EXPECT_NE(run.out.find(line), std::string::npos) << line << "\n" << run.out;
+}
+
+TEST(DTensorToIr, RefusesNestedUnevenCountsThatAreNotTheGroupsPadding) {
+  // The uniform buffers ([9, 2]) recorded for the group that DTensor pads to
+  // 1 column: rejected at the collective, naming the rank and both counts.
+  std::string file = std::string(SHARDCHECK_SOURCE_DIR) +
+                     "/corpus/dtensor/hw_2d_s1s1_uneven_nested_wrong_count.json";
+  expectUnmapped([&] { readInputDocument(readInputFile(file), file); },
+                 "the all_gather of rank 2 moved 18 elements in and 36 out, but the mapped "
+                 "buffers hold 9 and 18");
+}
+
+TEST(DTensorToIr, RefusesAGroupWhoseMembersPassDifferentSizes) {
+  // The nested uneven all_gather of rec_2d_s1s1_to_s0s0_uneven over the
+  // groups of mesh dim 0: each rank's count is its own padded chunk, but
+  // ranks 0 and 2 share a group with 18 and 9 elements: no one collective.
+  std::string file =
+      std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/dtensor/rec_2d_s1s1_to_s0s0_uneven.json";
+  DTensorCase c = readDTensorCase(readInputFile(file), file);
+  for (RankCall &r : c.issued->collectives[0].ranks)
+    r.group = groupAlong(c.mesh, 0, r.rank);
+  expectUnmapped([&] { dtensorToDocument(c); },
+                 "of ranks 0 and 2, one group, passes buffers of different sizes (18 and 9 "
+                 "elements in");
 }
 
 TEST(DTensorInput, NotesDTensorsBytesPerRank) {
@@ -412,18 +457,23 @@ TEST(DTensorInput, APaddedCollectiveOverTheWrongGroupsIsRefutedAtItsStep) {
   // DTensor's padded all_gather of uneven rows (hand-edited: over the other
   // mesh dim's groups): refuted as DTensor's own collective, at step 0, with
   // the device, the global index and the slot; a padded gather over the
-  // right groups (the next step) confirmed.
-  std::string file =
-      std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/dtensor/hw_2d_s0s0_uneven_wrong_groups.json";
-  auto run = shardcheck::testing::checkShardingTool({file});
-  EXPECT_EQ(run.status, 1);
-  EXPECT_NE(
-      run.out.find("host IR Communication 0, Allgather+pad over teams (0 2)(1 3), is refuted"),
-      std::string::npos)
-      << run.out;
-  EXPECT_NE(run.out.find("counterexample: device "), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("'s padded buffer, which does not hold it there"), std::string::npos)
-      << run.out;
+  // right groups (the next step) confirmed. The same on a nested uneven
+  // shard (7 rows on 2x2, every group padded to 2 rows).
+  for (const auto &[name, counterexample] :
+       {std::pair{"hw_2d_s0s0_uneven_wrong_groups.json", "counterexample: device "},
+        std::pair{"hw_2d_s0s0_uneven_nested_wrong_groups.json",
+                  "counterexample: device 0 needs T0[2, 0] for T1[2, 0]"}}) {
+    std::string file = std::string(SHARDCHECK_SOURCE_DIR) + "/corpus/dtensor/" + name;
+    auto run = shardcheck::testing::checkShardingTool({file});
+    EXPECT_EQ(run.status, 1);
+    EXPECT_NE(
+        run.out.find("host IR Communication 0, Allgather+pad over teams (0 2)(1 3), is refuted"),
+        std::string::npos)
+        << run.out;
+    EXPECT_NE(run.out.find(counterexample), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("'s padded buffer, which does not hold it there"), std::string::npos)
+        << run.out;
+  }
 }
 
 TEST(DTensorInput, CheckShardingSetsBothPlansBytesPerRankSideBySide) {

@@ -297,6 +297,17 @@ void judgeWrongCollective(OracleResult &r, const DTensorDraw &draw) {
                                 std::to_string(draw.wrongStep) + " is confirmed"});
 }
 
+/// The keys of `r` (a result of a draw with a nested uneven shard) in the
+/// tally's nested-uneven section: its role, checker outcome, compiler
+/// choices and, for the wrong sequence, the wrong collective's verdict.
+void tagNested(OracleResult &r, const std::string &role) {
+  r.dtensorNested.push_back(role + ":" + r.checkerOutcome);
+  for (const std::string &c : r.compilerChoices)
+    r.dtensorNested.push_back(role + ":choice:" + c);
+  if (!r.dtensorWrong.empty())
+    r.dtensorNested.push_back("wrong-collective:" + r.dtensorWrong);
+}
+
 } // namespace
 
 std::vector<OracleResult> Oracle::runDTensor(uint64_t seed) {
@@ -327,7 +338,23 @@ std::vector<OracleResult> Oracle::runDTensor(uint64_t seed) {
                                   : draw.sequence)});
     if (wrong)
       judgeWrongCollective(r, draw);
+    if (draw.nestedUneven)
+      tagNested(r, i == 0 ? "transition" : wrong ? "wrong" : "sequence");
     results.push_back(std::move(r));
+  }
+  if (draw.nestedUneven && !results.empty()) {
+    if (!draw.wrongRejected.empty())
+      results.front().dtensorNested.push_back("wrong-collective:" + wrongKey(draw) + "rejected");
+    if (!draw.uniformCounts.empty())
+      results.front().dtensorNested.push_back("uniform-counts:" + draw.uniformCounts);
+    if (draw.uniformCounts == "mapped")
+      results.front().violations.push_back(
+          {"dtensor-uniform-counts-mapped",
+           "DTensor's sequence with the uniform padding DTensor does not do is mapped"});
+    results.front().dtensorNested.push_back(
+        "sequence-mapped:" + std::string(draw.fusions.size() > 1            ? "yes"
+                                         : draw.sequence == kNoRedistribute ? "no-steps"
+                                                                            : "no"));
   }
   return results;
 }

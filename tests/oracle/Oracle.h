@@ -95,6 +95,13 @@ struct OracleResult {
   /// <padded|plain>:<confirmed|refuted|unknown|not-a-collective|rejected>`,
   /// the verdict on its wrong collective; empty for other fusions.
   std::string dtensorWrong;
+  /// For a DTensor draw with a nested uneven shard (DTensorDraw::
+  /// nestedUneven): `<transition|sequence|wrong>:<outcome>` keys (its
+  /// checker outcome, `choice:<choice>` per compiler choice, the wrong
+  /// collective's verdict), and on the draw's first result
+  /// `sequence-mapped:<yes|no|no-steps>` and `uniform-counts:<rejected|plain-edge|mapped>`
+  /// (DTensorDraw::uniformCounts; mapped is a violation); empty for other fusions.
+  std::vector<std::string> dtensorNested;
   /// Lines describing the runs (for the report).
   std::vector<std::string> runLog;
 };

@@ -102,6 +102,8 @@ void OracleTally::add(const OracleResult &r) {
     ++counts_[word("dtensor-wrong:" + r.dtensorWrong)];
   for (const std::string &c : r.compilerChoices)
     ++counts_[word("choice:" + c)];
+  for (const std::string &k : r.dtensorNested)
+    ++counts_[word("dtensor-nested-uneven:" + k)];
   for (const std::string &l : r.matchedLowerings)
     ++counts_[word("lowering:" + l.substr(l.rfind(' ') + 1))];
   countChunkedEdges(r, counts_);
@@ -164,6 +166,9 @@ std::string OracleTally::summary() const {
   if (anyKey(counts_, "dtensor-wrong:"))
     os << "DTensor's sequences made wrong (mutation:collective:verdict on it; never confirmed):\n"
        << section(counts_, "dtensor-wrong:");
+  if (anyKey(counts_, "dtensor-nested-uneven:"))
+    os << "DTensor's nested uneven shards (role:outcome; each group padded by its own chunk):\n"
+       << section(counts_, "dtensor-nested-uneven:");
   os << "constructs generated (fusions containing each):\n" << section(counts_, "feature:");
   os << "constructs in matched plans:\n" << section(counts_, "matched-feature:");
   os << "violations: " << violationCount() << " in " << violations_.size() << " classes\n";

@@ -217,6 +217,52 @@ void addWrongSequence(const dtensor::DTensorCase &c, const Fusion &mapped, DTens
   }
 }
 
+/// The step of `c.issued` that issued collective `i`.
+int stepOfCollective(const dtensor::DTensorCase &c, size_t i) {
+  for (size_t s = 0; s < c.issued->steps.size(); ++s)
+    for (size_t k : c.issued->steps[s].collectives)
+      if (k == i)
+        return static_cast<int>(s);
+  return -1;
+}
+
+/// DTensor's sequence `c.issued` with every rank of its first collective
+/// whose ranks pass different sizes given the largest rank's shapes, mapped
+/// anew: `rejected` (as it must be where the collective is mapped: DTensor
+/// pads each group by its own chunk), `plain-edge` (the mapping makes its
+/// step a plain edge, no verdict on the collective, so its counts are not
+/// read) or `mapped`; empty where every collective has one size.
+std::string uniformCountsVerdict(dtensor::DTensorCase c) {
+  for (size_t i = 0; i < c.issued->collectives.size(); ++i) {
+    dtensor::IssuedCollective &coll = c.issued->collectives[i];
+    auto size = [](const dtensor::RankCall &r) {
+      int64_t n = 1;
+      for (int64_t s : r.inputShape)
+        n *= s;
+      return n;
+    };
+    auto largest = std::max_element(
+        coll.ranks.begin(), coll.ranks.end(),
+        [&](const dtensor::RankCall &a, const dtensor::RankCall &b) { return size(a) < size(b); });
+    if (largest == coll.ranks.end() ||
+        std::all_of(coll.ranks.begin(), coll.ranks.end(),
+                    [&](const dtensor::RankCall &r) { return size(r) == size(*largest); }))
+      continue;
+    const dtensor::RankCall shapes = *largest;
+    for (dtensor::RankCall &r : coll.ranks) {
+      r.inputShape = shapes.inputShape;
+      r.outputShape = shapes.outputShape;
+    }
+    try {
+      Document doc = dtensor::dtensorToDocument(c);
+      return stepCommunication(doc.fusions.at(1), stepOfCollective(c, i)) ? "mapped" : "plain-edge";
+    } catch (const InputError &) {
+      return "rejected";
+    }
+  }
+  return "";
+}
+
 /// Fusion 1: the model's sequence mapped as if recorded, or why not.
 void addModelledSequence(dtensor::DTensorCase c, dtensor::DTensorBackend backend, DTensorDraw &r) {
   dtensor::ModelledPlan model = dtensor::modelDTensorPlan(c, backend);
@@ -226,7 +272,7 @@ void addModelledSequence(dtensor::DTensorCase c, dtensor::DTensorBackend backend
     return;
   }
   if (model.plan->steps.empty()) {
-    r.sequence = "DTensor does not redistribute";
+    r.sequence = kNoRedistribute;
     return;
   }
   c.issued = *model.plan;
@@ -235,10 +281,27 @@ void addModelledSequence(dtensor::DTensorCase c, dtensor::DTensorBackend backend
     r.fusions.push_back(std::move(doc.fusions.at(1)));
     r.sequence = "DTensor's modelled sequence (" + where + ")";
     addWrongSequence(c, r.fusions.back(), r);
+    if (r.nestedUneven)
+      r.uniformCounts = uniformCountsVerdict(c);
   } catch (const InputError &e) {
     r.sequence =
         "DTensor's modelled sequence (" + where + ") not mapped: " + e.diagnostic().message;
   }
+}
+
+/// Whether `ps` nests a shard inside a level that does not divide (7 rows
+/// on [Shard(0), Shard(0)] of 2x2: 4, 3, then 2, 2 | 2, 1).
+bool nestsUnevenly(const dtensor::DTensorCase &c, const dtensor::Placements &ps) {
+  for (const auto &[d, dims] : dtensor::shardOrder(c, ps)) {
+    int64_t extent = c.shape[d];
+    for (size_t j = 0; j + 1 < dims.size(); ++j) {
+      int64_t n = c.mesh.shape()[dims[j]];
+      if (extent % n != 0)
+        return true;
+      extent /= n;
+    }
+  }
+  return false;
 }
 
 } // namespace
@@ -250,6 +313,7 @@ DTensorDraw randomDTensor(uint64_t seed) {
   dtensor::DTensorCase c = dtensor::readDTensorCase(r.document, "oracle-dtensor.json");
   try {
     r.fusions.push_back(std::move(dtensor::dtensorToDocument(c).fusions.at(0)));
+    r.nestedUneven = nestsUnevenly(c, c.source) || nestsUnevenly(c, c.target);
   } catch (const InputError &e) {
     r.rejected = e.diagnostic().message;
     return r;

@@ -14,7 +14,9 @@
 //   [2] that sequence made wrong in one way, as a wrong recording would be
 //       (one collective's groups along another mesh dim or out of order,
 //       one rank's counts, the reduce op, or the pad of a padded
-//       collective dropped), preferring DTensor's padded collectives:
+//       collective dropped), preferring DTensor's padded collectives
+//       (nested uneven shards among them, each group padded by its own
+//       chunk: counted apart, `nestedUneven`):
 // each checked, planned and run on simulated devices against the reference.
 // The oracle requires the wrong collective never to be confirmed.
 //
@@ -49,7 +51,20 @@ struct DTensorDraw {
   int wrongStep = -1;
   int wrongFusion = -1;
   std::string wrongRejected;
+  /// Whether the source or the target nests a shard inside a level that
+  /// does not divide (DTensor pads each group by its own chunk there).
+  bool nestedUneven = false;
+  /// For such a draw whose modelled sequence has a collective whose ranks
+  /// pass different sizes (each group padded by its own chunk): whether
+  /// that sequence with every rank given the largest group's shapes (the
+  /// uniform padding DTensor does not do) is `rejected` by the mapping, as
+  /// it must be where the collective is mapped, `plain-edge` (its step not
+  /// mapped as the collective) or `mapped`; else empty.
+  std::string uniformCounts;
 };
+
+/// DTensorDraw::sequence where the model's plan has no steps.
+inline constexpr const char *kNoRedistribute = "DTensor does not redistribute";
 
 /// The redistribute drawn from `seed` and its fusions.
 DTensorDraw randomDTensor(uint64_t seed);
