@@ -755,6 +755,8 @@ private:
                                           TensorNum in, const Layout &from, const Layout &to);
   std::optional<TensorNum> gatherStep(const IssuedStep &s, const IssuedCollective &coll,
                                       TensorNum in, const Layout &from);
+  std::optional<TensorNum> allToAllStep(const IssuedStep &s, const IssuedCollective &coll,
+                                        TensorNum in, const Layout &from, const Layout &to);
   std::optional<bool> recordedChunks(const IssuedCollective &coll, int64_t k, const Layout &chunk,
                                      const std::set<int64_t> &pads, bool padded,
                                      bool gathers) const;
@@ -875,22 +877,49 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
     TensorNum sum = communication(*type, pre, to, coll, *mapped);
     return averagedAfter(fb_, make_, sum, from, to, coll.loc);
   }
-  if (*type == CollectiveType::AllToAll && s.from.isShard() && s.to.isShard()) {
-    int64_t a = s.from.dim, b = s.to.dim;
-    if (!innermostOf(from, a, k) || !innermostOf(to, b, k) || !evenAt(c_, from, a, k) ||
-        !evenAt(c_, to, b, k))
-      return std::nullopt;
-    Layout packedIn = from;
-    packedIn.rankMajor = {b, n};
-    Layout packedOut = to;
-    packedOut.rankMajor = {a, n};
-    requireRecordedCounts(c_, coll, [&](int64_t r) {
-      return std::pair{localCount(c_, from, r), localCount(c_, to, r)};
-    });
-    TensorNum pre = localSet(in, packedIn, coll.loc);
-    return communication(*type, pre, packedOut, coll, /*padded=*/false);
-  }
+  if (*type == CollectiveType::AllToAll && s.from.isShard() && s.to.isShard())
+    return allToAllStep(s, coll, in, from, to);
   return std::nullopt;
+}
+
+/// DTensor's all_to_all of `Shard(a)` to `Shard(b)` on mesh dim k
+/// (`_to_new_shard_dim`, CUDA: `shard_dim_alltoall`): a local copy packing
+/// dim b rank-major into n chunks, the AllToAll into a buffer rank-major
+/// along a. Where a or b does not divide, DTensor pads a to its chunk
+/// ceil(L_a / n) and b to n chunks of ceil(L_b / n) first: the packed
+/// buffers' slots, padding at the end of each chunk (as the tail DTensor
+/// trims after it); the Communication is then padded. Plain (nullopt)
+/// where a or b is not k's innermost shard, or where b is sharded by
+/// another mesh dim and padded (DTensor pads it by a logical shape not
+/// modelled here).
+std::optional<TensorNum> StepChain::allToAllStep(const IssuedStep &s, const IssuedCollective &coll,
+                                                 TensorNum in, const Layout &from,
+                                                 const Layout &to) {
+  int64_t k = s.meshDim, n = c_.mesh.shape()[k], a = s.from.dim, b = s.to.dim;
+  if (!innermostOf(from, a, k) || !innermostOf(to, b, k))
+    return std::nullopt;
+  bool padded = !evenAt(c_, from, a, k) || !evenAt(c_, to, b, k);
+  if (padded && from.order.count(b))
+    return std::nullopt;
+  Layout packedIn = from;
+  packedIn.rankMajor = {b, n};
+  Layout packedOut = to;
+  packedOut.rankMajor = {a, n};
+  std::set<int64_t> pads;
+  if (padded)
+    pads = {a, b};
+  std::optional<bool> mappedIn = paddedMapping(c_, packedIn, pads, padded, k);
+  std::optional<bool> mappedOut = paddedMapping(c_, packedOut, pads, padded, k);
+  if (!mappedIn || !mappedOut)
+    return std::nullopt;
+  requireRecordedCounts(
+      c_, coll,
+      [&](int64_t r) {
+        return std::pair{localCount(c_, packedIn, r, pads), localCount(c_, packedOut, r, pads)};
+      },
+      padded);
+  TensorNum pre = localSet(in, packedIn, coll.loc);
+  return communication(*collectiveOf(coll.kind), pre, packedOut, coll, *mappedIn || *mappedOut);
 }
 
 /// Whether a gathering (in: `chunk`'s buffer, out: n of them, n the size of
