@@ -247,6 +247,40 @@ bool differsOnlyInSpelling(const Fusion &fusion, const FusionEdge &edge) {
          !placementsDiffer(semantic);
 }
 
+namespace {
+
+/// DTensor's reduce op `op` (sum, avg, max, min) of n partials, 2 on the
+/// first member and 1 on every other, as text: a witness on which any two
+/// of the four differ for n >= 2 (sum n + 1, avg (n + 1) / n, max 2, min 1).
+std::string witnessValue(const std::string &op, int64_t n) {
+  if (op == "sum")
+    return std::to_string(n + 1);
+  if (op == "avg")
+    return std::to_string(n + 1) + "/" + std::to_string(n);
+  return op == "max" ? "2" : "1";
+}
+
+/// Why a reducing Communication issued with another reduce op than its
+/// input's partials stand for (kPartialOpAttr, kIssuedOpAttr) computes a
+/// wrong value, with a witness; nullopt where they agree, are not stated,
+/// or the team has one device (every op then keeps its value).
+std::optional<std::string> reduceOpViolation(const Expr &expr, const std::string &name) {
+  const CommunicationInfo &ci = *expr.communication;
+  std::string partial = expr.attr(kPartialOpAttr), issued = expr.attr(kIssuedOpAttr);
+  int64_t n = static_cast<int64_t>(ci.team.size());
+  if (partial.empty() || issued.empty() || partial == issued || n < 2)
+    return std::nullopt;
+  std::string others = ci.team.size() == 2 ? "device " : "devices ";
+  for (size_t i = 1; i < ci.team.size(); ++i)
+    others += (i > 1 ? ", " : "") + std::to_string(ci.team[i]);
+  return name + " is issued with reduce op " + issued + ", but its input's partials stand for " +
+         partial + " (Partial(" + partial + ")): an element whose partials are 2 on device " +
+         std::to_string(ci.team[0]) + " and 1 on " + others + " becomes " +
+         witnessValue(issued, n) + ", where its value is " + witnessValue(partial, n);
+}
+
+} // namespace
+
 std::optional<std::string> communicationRuleViolation(const Expr &expr) {
   SC_ASSERT(expr.communication, "not a communication");
   const CommunicationInfo &ci = *expr.communication;
@@ -260,7 +294,7 @@ std::optional<std::string> communicationRuleViolation(const Expr &expr) {
   if (ci.type == CollectiveType::SendRecv && (ci.team.empty() || ci.team.size() > 2))
     return name + " is a SendRecv over " + std::to_string(ci.team.size()) +
            " devices; nvFuser's SendRecv takes a team of 1 or 2";
-  return std::nullopt;
+  return reduceOpViolation(expr, name);
 }
 
 std::optional<Lowering> loweringOfCommunication(const Fusion &fusion, const Expr &expr) {

@@ -47,7 +47,9 @@ std::vector<Team> teamsAlong(const DeviceMesh &mesh, ParallelType didType);
 
 /// Why nvFuser's runtime cannot run a host IR Communication as printed (a
 /// root outside the team, a device listed twice, a SendRecv team of more
-/// than two), or nullopt.
+/// than two), or why it computes another value than its input stands for
+/// (a DTensor collective issued with another reduce op than its partials',
+/// kIssuedOpAttr), or nullopt.
 std::optional<std::string> communicationRuleViolation(const Expr &expr);
 
 /// The lowering a host IR Communication states, with its team expanded to

@@ -512,6 +512,12 @@ void describeSequence(std::ostream &os, const Issued &seq, int elementSize,
 
 } // namespace
 
+DTensorBackend recordedBackend(const Issued &recorded) {
+  bool allToAll = std::any_of(recorded.collectives.begin(), recorded.collectives.end(),
+                              [](const IssuedCollective &c) { return c.kind == "all_to_all"; });
+  return allToAll ? DTensorBackend::Cuda : DTensorBackend::Cpu;
+}
+
 ModelledPlan reportedSequence(const DTensorCase &c, std::string &source) {
   if (c.issued && !c.issued->steps.empty()) {
     source = "from the recording";
@@ -534,9 +540,11 @@ std::string dtensorBytesReport(const DTensorCase &c) {
   }
   describeSequence(os, *reported.plan, elementSize, source);
   if (c.issued && !c.issued->steps.empty()) {
-    ModelledPlan model = modelDTensorPlan(c, DTensorBackend::Cpu);
+    DTensorBackend backend = recordedBackend(*c.issued);
+    ModelledPlan model = modelDTensorPlan(c, backend);
     std::string diff = model.plan ? firstDifference(*c.issued, *model.plan) : "";
-    os << "model of DTensor's greedy plan (CPU process group): "
+    os << "model of DTensor's greedy plan (" << (backend == DTensorBackend::Cpu ? "CPU" : "CUDA")
+       << " process group): "
        << (!model.plan    ? "unknown: " + model.unknownWhy
            : diff.empty() ? std::string("agrees with the recording")
                           : "differs from the recording: " + diff)

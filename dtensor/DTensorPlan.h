@@ -35,8 +35,13 @@ namespace shardcheck::dtensor {
 
 /// The process group's device type: DTensor on a CPU mesh has no all-to-all
 /// and gathers and chunks instead (the recordings in corpus/dtensor are
-/// made on a fake CPU process group).
+/// made on a fake process group, CPU or, `_cuda`, CUDA).
 enum class DTensorBackend { Cpu, Cuda };
+
+/// The device type a recording was made on, as its collectives show it:
+/// CUDA where it issued an all_to_all (a CPU mesh has none), else CPU
+/// (the two issue the same otherwise).
+DTensorBackend recordedBackend(const Issued &recorded);
 
 /// DTensor's plan for a document, or why the model does not know it.
 struct ModelledPlan {
@@ -65,8 +70,8 @@ double mostBytesPerRank(const Issued &seq, int elementSize);
 ModelledPlan reportedSequence(const DTensorCase &c, std::string &source);
 
 /// DTensor's plan's bytes per rank for the report, one line each: from the
-/// recording when the document has one (with whether the model, on the CPU
-/// process group the recordings use, agrees), else from the model (CUDA:
+/// recording when the document has one (with whether the model, on the
+/// process group it was recorded on (recordedBackend), agrees), else from the model (CUDA:
 /// all_to_all), saying which; "unknown" with the reason where the model
 /// does not know the plan.
 std::string dtensorBytesReport(const DTensorCase &c);

@@ -102,6 +102,11 @@ std::map<int64_t, std::vector<int64_t>> shardOrder(const DTensorCase &c, const P
 
 namespace {
 
+/// Whether the mapping covers DTensor's reduce op `op`.
+bool isMappedReduceOp(const std::string &op) {
+  return op == "sum" || op == "avg" || op == "max" || op == "min";
+}
+
 Layout layoutOf(const DTensorCase &c, const Placements &ps) {
   int rank = c.mesh.rank();
   if (static_cast<int>(ps.perMeshDim.size()) != rank)
@@ -118,8 +123,7 @@ Layout layoutOf(const DTensorCase &c, const Placements &ps) {
     const Placement &p = ps.perMeshDim[k];
     if (p.isShard() && (p.dim < 0 || p.dim >= static_cast<int64_t>(c.shape.size())))
       unmapped(p.spelling + ": the tensor has " + std::to_string(c.shape.size()) + " dims", p.loc);
-    if (p.isPartial() && p.reduceOp != "sum" && p.reduceOp != "avg" && p.reduceOp != "max" &&
-        p.reduceOp != "min")
+    if (p.isPartial() && !isMappedReduceOp(p.reduceOp))
       unmapped(p.spelling + " has no faithful IR mapping: the mapping covers the reduce ops "
                             "sum, avg, max and min",
                p.loc);
@@ -735,6 +739,10 @@ private:
                                           TensorNum in, const Layout &from, const Layout &to);
   std::optional<TensorNum> gatherStep(const IssuedStep &s, const IssuedCollective &coll,
                                       TensorNum in, const Layout &from);
+  std::optional<TensorNum> allToAllStep(const IssuedStep &s, const IssuedCollective &coll,
+                                        TensorNum in, const Layout &from, const Layout &to);
+  TensorNum reducedAsIssued(const IssuedStep &s, const IssuedCollective &coll, TensorNum reduced,
+                            const Layout &from, const Layout &to);
   std::optional<bool> recordedChunks(const IssuedCollective &coll, int64_t k, const Layout &chunk,
                                      const std::set<int64_t> &pads, bool padded,
                                      bool gathers) const;
@@ -829,17 +837,17 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
     return std::nullopt;
   if (*type == CollectiveType::Allgather && s.from.isShard())
     return gatherStep(s, coll, in, from);
-  if (*type == CollectiveType::Allreduce && s.from.isPartial() &&
-      coll.reduceOp == s.from.reduceOp && !s.to.isShard()) {
+  if (*type == CollectiveType::Allreduce && s.from.isPartial() && isMappedReduceOp(coll.reduceOp) &&
+      !s.to.isShard()) {
     requireRecordedCounts(c_, coll, [&](int64_t r) {
       return std::pair{localCount(c_, from, r), localCount(c_, to, r)};
     });
     bool padded = *paddedMapping(c_, to, {}, /*padded=*/false, k); // never nullopt unpadded
     TensorNum sum = communication(*type, in, to, coll, padded);
-    return averagedAfter(fb_, make_, sum, from, to, coll.loc);
+    return reducedAsIssued(s, coll, sum, from, to);
   }
   if (*type == CollectiveType::ReduceScatter && s.from.isPartial() && s.to.isShard() &&
-      coll.reduceOp == s.from.reduceOp && innermostOf(to, s.to.dim, k)) {
+      isMappedReduceOp(coll.reduceOp) && innermostOf(to, s.to.dim, k)) {
     // DTensor pads the scattered dim to n chunks (`_reduce_shard_tensor`)
     // and stacks them along dim 0: the packed buffer is rank-major with
     // ceil(L / n) per chunk; each rank receives its padded chunk.
@@ -852,24 +860,66 @@ std::optional<TensorNum> StepChain::collectiveStep(const IssuedStep &s,
       return std::nullopt;
     TensorNum pre = localSet(in, packed, coll.loc);
     TensorNum sum = communication(*type, pre, to, coll, *mapped);
-    return averagedAfter(fb_, make_, sum, from, to, coll.loc);
+    return reducedAsIssued(s, coll, sum, from, to);
   }
-  if (*type == CollectiveType::AllToAll && s.from.isShard() && s.to.isShard()) {
-    int64_t a = s.from.dim, b = s.to.dim;
-    if (!innermostOf(from, a, k) || !innermostOf(to, b, k) || !evenAt(c_, from, a, k) ||
-        !evenAt(c_, to, b, k))
-      return std::nullopt;
-    Layout packedIn = from;
-    packedIn.rankMajor = {b, n};
-    Layout packedOut = to;
-    packedOut.rankMajor = {a, n};
-    requireRecordedCounts(c_, coll, [&](int64_t r) {
-      return std::pair{localCount(c_, from, r), localCount(c_, to, r)};
-    });
-    TensorNum pre = localSet(in, packedIn, coll.loc);
-    return communication(*type, pre, packedOut, coll, /*padded=*/false);
-  }
+  if (*type == CollectiveType::AllToAll && s.from.isShard() && s.to.isShard())
+    return allToAllStep(s, coll, in, from, to);
   return std::nullopt;
+}
+
+/// DTensor's reduction as issued, after its Communication `reduced` (the
+/// last expression): the Communication states the partial's reduce op and
+/// the issued one (the checker refutes it where they differ, with a
+/// witness), then an issued average divides by n (averagedAfter), whatever
+/// the partial's op: the step computes what DTensor did.
+TensorNum StepChain::reducedAsIssued(const IssuedStep &s, const IssuedCollective &coll,
+                                     TensorNum reduced, const Layout &from, const Layout &to) {
+  Expr &e = fb_.fusion().exprs.back();
+  e.attrs.emplace_back(kPartialOpAttr, s.from.reduceOp);
+  e.attrs.emplace_back(kIssuedOpAttr, coll.reduceOp);
+  Layout issued = from;
+  issued.partial[s.meshDim] = coll.reduceOp;
+  return averagedAfter(fb_, make_, reduced, issued, to, coll.loc);
+}
+
+/// DTensor's all_to_all of `Shard(a)` to `Shard(b)` on mesh dim k
+/// (`_to_new_shard_dim`, CUDA: `shard_dim_alltoall`): a local copy packing
+/// dim b rank-major into n chunks, the AllToAll into a buffer rank-major
+/// along a. Where a or b does not divide, DTensor pads a to its chunk
+/// ceil(L_a / n) and b to n chunks of ceil(L_b / n) first: the packed
+/// buffers' slots, padding at the end of each chunk (as the tail DTensor
+/// trims after it); the Communication is then padded. Plain (nullopt)
+/// where a or b is not k's innermost shard, or where b is sharded by
+/// another mesh dim and padded (DTensor pads it by a logical shape not
+/// modelled here).
+std::optional<TensorNum> StepChain::allToAllStep(const IssuedStep &s, const IssuedCollective &coll,
+                                                 TensorNum in, const Layout &from,
+                                                 const Layout &to) {
+  int64_t k = s.meshDim, n = c_.mesh.shape()[k], a = s.from.dim, b = s.to.dim;
+  if (!innermostOf(from, a, k) || !innermostOf(to, b, k))
+    return std::nullopt;
+  bool padded = !evenAt(c_, from, a, k) || !evenAt(c_, to, b, k);
+  if (padded && from.order.count(b))
+    return std::nullopt;
+  Layout packedIn = from;
+  packedIn.rankMajor = {b, n};
+  Layout packedOut = to;
+  packedOut.rankMajor = {a, n};
+  std::set<int64_t> pads;
+  if (padded)
+    pads = {a, b};
+  std::optional<bool> mappedIn = paddedMapping(c_, packedIn, pads, padded, k);
+  std::optional<bool> mappedOut = paddedMapping(c_, packedOut, pads, padded, k);
+  if (!mappedIn || !mappedOut)
+    return std::nullopt;
+  requireRecordedCounts(
+      c_, coll,
+      [&](int64_t r) {
+        return std::pair{localCount(c_, packedIn, r, pads), localCount(c_, packedOut, r, pads)};
+      },
+      padded);
+  TensorNum pre = localSet(in, packedIn, coll.loc);
+  return communication(*collectiveOf(coll.kind), pre, packedOut, coll, *mappedIn || *mappedOut);
 }
 
 /// Whether a gathering (in: `chunk`'s buffer, out: n of them, n the size of

@@ -196,6 +196,15 @@ bool isPaddedCommunication(const Expr &e);
 /// The attribute (`op=max`) naming a reducing Communication's operator with
 /// a reduction's spelling (add, mul, max, min); none: a sum (nvFuser's).
 inline constexpr const char *kCommunicationOpAttr = "op";
+/// The attributes of a reducing Communication read from a DTensor document
+/// (docs/dtensor.md): the reduce op its input's partial axes stand for
+/// (`partial_op`, DTensor's Partial(op)) and the one the collective was
+/// issued with (`issued_op`, DTensor's reduce_op; the Communication's `op`,
+/// an average its sum then a division), each sum, avg, max or min. Where
+/// they differ over two or more devices, the collective computes another
+/// value than the tensor stands for (checker: communicationRuleViolation).
+inline constexpr const char *kPartialOpAttr = "partial_op";
+inline constexpr const char *kIssuedOpAttr = "issued_op";
 /// Whether `e` reduces over an axis (reduction, matmul, linear, a reducing
 /// host IR communication).
 bool isReductionOp(const Expr &e);

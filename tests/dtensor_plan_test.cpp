@@ -1,6 +1,7 @@
 // Tests of the model of DTensor's own redistribute plan (dtensor/DTensorPlan.h)
-// against the 33 recordings of PyTorch 2.11 in corpus/dtensor/rec_*.json:
-// the model, on the CPU process group the recordings were made on,
+// against the 39 recordings of PyTorch 2.11 in corpus/dtensor/rec_*.json:
+// the model, on the process group each recording was made on (CPU, or CUDA
+// for the `_cuda` ones, recordedBackend),
 // reproduces every recorded sequence (steps, collective kinds, reduce ops,
 // every rank's group and buffer shapes) exactly, or the recording is named
 // below with why the model says "unknown". Also: the CUDA variant's
@@ -56,7 +57,10 @@ TEST(DTensorPlan, ReproducesEveryRecordingOfPyTorch211) {
     ++files;
     DTensorCase c = readCase(entry.path().string());
     ASSERT_TRUE(c.issued) << name;
-    ModelledPlan model = modelDTensorPlan(c, DTensorBackend::Cpu);
+    EXPECT_EQ(recordedBackend(*c.issued),
+              name.find("_cuda") != std::string::npos ? DTensorBackend::Cuda : DTensorBackend::Cpu)
+        << name;
+    ModelledPlan model = modelDTensorPlan(c, recordedBackend(*c.issued));
     auto unknown = kUnknownRecordings.find(name);
     if (unknown != kUnknownRecordings.end()) {
       EXPECT_FALSE(model.plan) << name << " is listed as unknown (" << unknown->second
@@ -67,7 +71,7 @@ TEST(DTensorPlan, ReproducesEveryRecordingOfPyTorch211) {
     EXPECT_EQ(firstDifference(*c.issued, *model.plan), "") << name;
     reproduced += firstDifference(*c.issued, *model.plan).empty();
   }
-  EXPECT_EQ(files, 33);
+  EXPECT_EQ(files, 39);
   EXPECT_EQ(reproduced + static_cast<int>(kUnknownRecordings.size()), files);
 }
 

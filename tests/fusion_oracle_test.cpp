@@ -397,6 +397,10 @@ TEST(DTensorOracle, ProvedPlansOfRandomRedistributesMatch) {
   // 1 .. 400, 13 and 11 over 1 .. 100.
   EXPECT_GE(tally.count("choice:Allgather+pad_confirmed"), n / 10);
   EXPECT_GE(tally.count("choice:ReduceScatter+pad_confirmed"), n / 20);
+  // DTensor's uneven all_to_all (its CUDA path, odd seeds) on its padded
+  // buffers, confirmed as AllToAll+pad and run to a match: 2 over seeds
+  // 1 .. 400, none over 1 .. 100 (27 over 1 .. 2000).
+  EXPECT_GE(tally.count("choice:AllToAll+pad_confirmed"), quick() ? 0 : 1);
   // DTensor's sequence made wrong at one step, a padded collective's where
   // it has one (RandomDTensor.h); confirmed would be a violation above.
   // Padded ones drawn: 89 over seeds 1 .. 400 (9 refuted on wrong groups,
@@ -422,6 +426,15 @@ TEST(DTensorOracle, ProvedPlansOfRandomRedistributesMatch) {
   // rank the largest group's shapes): rejected (9 over seeds 1 .. 400, none
   // drawn in 1 .. 100; 38 over 1 .. 2000); mapped would be a violation.
   EXPECT_GE(tally.count("dtensor-nested-uneven:uniform-counts:rejected"), quick() ? 0 : n / 50);
+  // A wrong reduce op, mapped with the op issued, is refuted (rule
+  // `communication-form`, docs/dtensor.md): 27 over seeds 1 .. 400, 5 over
+  // 1 .. 100, none left a plain edge.
+  EXPECT_GE(tally.count("dtensor-wrong:wrong-op:plain:refuted") +
+                tally.count("dtensor-wrong:wrong-op:padded:refuted"),
+            quick() ? 3 : n / 20);
+  EXPECT_EQ(tally.count("dtensor-wrong:wrong-op:plain:not-a-collective") +
+                tally.count("dtensor-wrong:wrong-op:padded:not-a-collective"),
+            0);
 }
 
 // The oracle draws Partial(avg) (a sum, then a `/` by the mesh dims' sizes

@@ -542,6 +542,9 @@ void Oracle::runCompilerPlan(OracleResult &r, const FusionGraph &graph) {
   // execute (the root in the team, the buffer shapes of its post functions,
   // an initial value it drops, equal AllToAll chunks) need not fail here:
   // the plan runs flat buffers and may even apply what nvFuser would not.
+  // Nor need a DTensor collective issued with another reduce op than its
+  // partials' (rule `communication-form`): the fusion's own reference
+  // computes it as issued too.
   // A refuted host loop (rule `host-loop`: a slice missed, read out of
   // range, or not its base's) is no runtime rule: the run shows it.
   const auto &cex = refuted->compiler->counterexample;
